@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# softhca top-level make.  `make` builds the module for KDIR and the
+# user-space provider; `make check` runs every suite; `make demo` shows the
+# device in a VM.  See README.md.
+
+# The kernel to build for: the running kernel's build tree when it has one,
+# else Debian's default headers (linux-headers-amd64).
+debian_headers := $(shell dpkg-query -W -f='$${Depends}' linux-headers-amd64 \
+	2>/dev/null | sed -n 's/^\(linux-headers-[^ ,]*\).*/\1/p')
+KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
+	$(if $(debian_headers),/usr/src/$(debian_headers)))
+KREL := $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' \
+	$(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+
+# Kbuild builds in the source directory (M=), and 6.1/6.12 have no MO=, so
+# each kernel gets a tree of symlinks to the sources under build/<release>/;
+# the modules land in build/<release>/drivers/softhca/softhca.ko (and
+# build/<release>/kunit/softhca_kunit.ko for kernels with KUnit).
+BUILD := $(CURDIR)/build/$(KREL)
+SOURCES := Kbuild drivers include kunit
+
+.PHONY: all modules userspace install uninstall check demo lint clean print-kdir
+
+all: modules userspace
+
+modules:
+	@test -n "$(KREL)" || { echo "no kernel build tree: set KDIR" >&2; exit 1; }
+	@mkdir -p $(BUILD)
+	@cp -as --remove-destination $(addprefix $(CURDIR)/,$(SOURCES)) $(BUILD)/
+	$(MAKE) -C $(KDIR) M=$(BUILD) modules
+
+userspace:
+	$(MAKE) -C userspace
+
+install: modules userspace
+	$(MAKE) -C $(KDIR) M=$(BUILD) modules_install
+	$(MAKE) -C userspace install
+
+uninstall:
+	$(MAKE) -C userspace uninstall
+
+check:
+	scripts/check.sh
+
+demo:
+	scripts/demo.sh
+
+lint:
+	scripts/lint.sh
+
+clean:
+	rm -rf build
+	$(MAKE) -C userspace clean
+
+print-kdir:
+	@echo $(KDIR)

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Device lifetime and attributes.
+ *
+ * Port attributes are derived from the bound netdev each time they are
+ * asked for, so MTU, carrier and link speed changes show up without softhca
+ * mirroring them.  The one piece of port state kept is the state last
+ * reported in an event, so that each netdev transition yields exactly one
+ * IB_EVENT_PORT_ACTIVE or IB_EVENT_PORT_ERR.
+ */
+
+#include <kunit/visibility.h>
+#include <linux/if_arp.h>
+#include <net/addrconf.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_mad.h>
+#include <rdma/softhca-abi.h>
+
+#include "dev.h"
+#include "verbs.h"
+
+static enum ib_port_state shca_netdev_port_state(struct net_device *ndev)
+{
+	if (netif_running(ndev) && netif_carrier_ok(ndev))
+		return IB_PORT_ACTIVE;
+	return IB_PORT_DOWN;
+}
+
+int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		      struct ib_udata *udata)
+{
+	/* No driver-specific request exists; refuse one we cannot read. */
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen)) {
+		ibdev_dbg(ibdev, "query_device: non-zero driver data\n");
+		return -EINVAL;
+	}
+
+	*attr = (struct ib_device_attr){
+		.sys_image_guid = ibdev->node_guid,
+		.max_mr_size = U64_MAX,
+		.page_size_cap = GENMASK_ULL(63, PAGE_SHIFT),
+		.max_qp = SHCA_MAX_QP,
+		.max_qp_wr = SHCA_MAX_QP_WR,
+		.device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT,
+		.kernel_cap_flags = IBK_ALLOW_USER_UNREG,
+		.max_send_sge = SHCA_MAX_SGE,
+		.max_recv_sge = SHCA_MAX_SGE,
+		.max_sge_rd = SHCA_MAX_SGE,
+		.max_cq = SHCA_MAX_CQ,
+		.max_cqe = SHCA_MAX_CQE,
+		.max_mr = SHCA_MAX_MR,
+		.max_pd = SHCA_MAX_PD,
+		.max_qp_rd_atom = SHCA_MAX_RD_ATOMIC,
+		.max_qp_init_rd_atom = SHCA_MAX_RD_ATOMIC,
+		.max_res_rd_atom = SHCA_MAX_QP * SHCA_MAX_RD_ATOMIC,
+		.atomic_cap = IB_ATOMIC_HCA,
+		.max_srq = SHCA_MAX_SRQ,
+		.max_srq_wr = SHCA_MAX_SRQ_WR,
+		.max_srq_sge = SHCA_MAX_SGE,
+		.max_fast_reg_page_list_len = SHCA_MAX_FAST_REG_PAGES,
+		.max_pkeys = SHCA_PKEY_TBL_LEN,
+		.local_ca_ack_delay = 15,
+		.max_ah = SHCA_MAX_AH,
+	};
+	return 0;
+}
+
+/* The largest IB MTU whose RoCEv2 packets fit the netdev's MTU. */
+static enum ib_mtu shca_active_mtu(struct net_device *ndev)
+{
+	enum ib_mtu mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
+
+	/* Below 256 bytes there is no IB MTU; report the smallest one. */
+	return mtu ?: IB_MTU_256;
+}
+
+int shca_query_port(struct ib_device *ibdev, u32 port,
+		    struct ib_port_attr *attr)
+{
+	struct net_device *ndev = to_shca_dev(ibdev)->ndev;
+
+	/* ib_core zeroed *attr; only non-zero attributes are set here. */
+	attr->state = shca_netdev_port_state(ndev);
+	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
+			   IB_PORT_PHYS_STATE_LINK_UP :
+			   IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = shca_active_mtu(ndev);
+	attr->gid_tbl_len = SHCA_GID_TBL_LEN;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->max_msg_sz = SZ_2G;
+	attr->pkey_tbl_len = SHCA_PKEY_TBL_LEN;
+	attr->max_vl_num = 1;
+	attr->ip_gids = true;
+	return ib_get_eth_speed(ibdev, port, &attr->active_speed,
+				&attr->active_width);
+}
+
+int shca_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
+{
+	if (index >= SHCA_PKEY_TBL_LEN)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+int shca_get_port_immutable(struct ib_device *ibdev, u32 port,
+			    struct ib_port_immutable *immutable)
+{
+	immutable->pkey_tbl_len = SHCA_PKEY_TBL_LEN;
+	immutable->gid_tbl_len = SHCA_GID_TBL_LEN;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev, u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+/*
+ * Report a port transition to consumers.  Called from the netdev notifier
+ * and once after registration (a transition may have happened in between);
+ * xchg() makes concurrent callers agree on who reports a change.
+ */
+void shca_dev_port_update(struct shca_dev *dev)
+{
+	enum ib_port_state state = shca_netdev_port_state(dev->ndev);
+	struct ib_event event = {
+		.device = &dev->ibdev,
+		.element.port_num = SHCA_PORT,
+	};
+
+	if (xchg(&dev->port_state, state) == state)
+		return;
+	event.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+						IB_EVENT_PORT_ERR;
+	ibdev_dbg(&dev->ibdev, "port %s\n",
+		  state == IB_PORT_ACTIVE ? "active" : "down");
+	ib_dispatch_event(&event);
+}
+
+static void shca_dev_init(struct shca_dev *dev, struct net_device *ndev)
+{
+	struct ib_device *ibdev = &dev->ibdev;
+
+	dev->ndev = ndev;
+	dev->port_state = shca_netdev_port_state(ndev);
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = 1;
+	ibdev->local_dma_lkey = 0;
+	strscpy(ibdev->node_desc, "softhca", sizeof(ibdev->node_desc));
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, ndev->dev_addr);
+	ib_set_device_ops(ibdev, &shca_dev_ops);
+}
+
+/**
+ * shca_dev_add() - create and register a softhca device on a netdev
+ * @name: ib_device name, e.g. "softhca0"
+ * @ndev: the Ethernet netdev the device sends and receives through
+ *
+ * Context: process context, may sleep.  Not under RTNL: registration
+ * takes it.
+ * Return: 0, or -EINVAL for a netdev that is not Ethernet, -EEXIST when
+ * the netdev already has a softhca device, or an ib_core error.
+ */
+int shca_dev_add(const char *name, struct net_device *ndev)
+{
+	struct ib_device *other;
+	struct shca_dev *dev;
+	int ret;
+
+	if (ndev->type != ARPHRD_ETHER) {
+		netdev_dbg(ndev, "softhca: not an Ethernet device\n");
+		return -EINVAL;
+	}
+	other = ib_device_get_by_netdev(ndev, SOFTHCA_DRIVER_ID);
+	if (other) {
+		ib_device_put(other);
+		return -EEXIST;
+	}
+
+	dev = ib_alloc_device(shca_dev, ibdev);
+	if (!dev)
+		return -ENOMEM;
+	dev_hold(ndev);
+	shca_dev_init(dev, ndev);
+
+	ret = ib_device_set_netdev(&dev->ibdev, ndev, SHCA_PORT);
+	if (ret)
+		goto err_put_netdev;
+	ret = ib_register_device(&dev->ibdev, name, NULL);
+	if (ret)
+		goto err_put_netdev;
+
+	shca_dev_port_update(dev);
+	return 0;
+
+err_put_netdev:
+	dev_put(ndev);
+	ib_dealloc_device(&dev->ibdev);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_dev_add);
+
+/* ops.dealloc_driver: ib_core is done with the device; ib_core frees it. */
+void shca_dev_dealloc(struct ib_device *ibdev)
+{
+	dev_put(to_shca_dev(ibdev)->ndev);
+}

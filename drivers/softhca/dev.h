@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * softhca device: one ib_device bound to one Ethernet netdev, one RoCEv2
+ * port.  Created by `rdma link add`, destroyed by `rdma link delete`, by
+ * the netdev going away, or by module unload.
+ */
+#ifndef SHCA_DEV_H
+#define SHCA_DEV_H
+
+#include <linux/netdevice.h>
+#include <rdma/ib_verbs.h>
+
+#define SHCA_PORT 1
+
+/* Limits advertised by query_device; objects are counted against them. */
+enum {
+	SHCA_MAX_QP = 65536,
+	SHCA_MAX_QP_WR = 16384,
+	SHCA_MAX_SGE = 32,
+	SHCA_MAX_CQ = 65536,
+	SHCA_MAX_CQE = 65535,
+	SHCA_MAX_PD = 65536,
+	SHCA_MAX_MR = 262144,
+	SHCA_MAX_SRQ = 16384,
+	SHCA_MAX_SRQ_WR = 16384,
+	SHCA_MAX_AH = 65536,
+	SHCA_MAX_INLINE = 256,
+	SHCA_MAX_RD_ATOMIC = 128,
+	SHCA_MAX_MCAST_GRP = 0,
+	SHCA_GID_TBL_LEN = 1024,
+	SHCA_PKEY_TBL_LEN = 1,
+	SHCA_MAX_FAST_REG_PAGES = 512,
+};
+
+struct shca_dev {
+	struct ib_device ibdev;
+	/* Held from creation until ib_core frees the device. */
+	struct net_device *ndev;
+	/* Port state last reported to consumers; updated with xchg(). */
+	enum ib_port_state port_state;
+};
+
+static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct shca_dev, ibdev);
+}
+
+int shca_dev_add(const char *name, struct net_device *ndev);
+void shca_dev_dealloc(struct ib_device *ibdev);
+void shca_dev_port_update(struct shca_dev *dev);
+
+int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		      struct ib_udata *udata);
+int shca_query_port(struct ib_device *ibdev, u32 port,
+		    struct ib_port_attr *attr);
+int shca_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);
+int shca_get_port_immutable(struct ib_device *ibdev, u32 port,
+			    struct ib_port_immutable *immutable);
+enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev, u32 port);
+void shca_get_dev_fw_str(struct ib_device *ibdev, char *str);
+
+#endif /* SHCA_DEV_H */

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The ib_device_ops table.  Verbs here only check what ib_core hands them
+ * and call the object that does the work; no verb builds a packet or walks
+ * a ring.
+ */
+
+#include <rdma/softhca-abi.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "dev.h"
+#include "verbs.h"
+
+/*
+ * A user context carries no state yet; it exists because ib_uverbs exposes
+ * only devices that can allocate one.  The response tells the provider
+ * which ABI it talks to.
+ */
+static int shca_alloc_ucontext(struct ib_ucontext *ibuc,
+			       struct ib_udata *udata)
+{
+	struct softhca_alloc_ucontext_resp resp = {
+		.abi_version = SOFTHCA_UVERBS_ABI_VERSION,
+	};
+
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen)) {
+		ibdev_dbg(ibuc->device, "alloc_ucontext: non-zero request\n");
+		return -EINVAL;
+	}
+	return ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+}
+
+static void shca_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+const struct ib_device_ops shca_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = SOFTHCA_DRIVER_ID,
+	.uverbs_abi_ver = SOFTHCA_UVERBS_ABI_VERSION,
+
+	.alloc_ucontext = shca_alloc_ucontext,
+	.dealloc_driver = shca_dev_dealloc,
+	.dealloc_ucontext = shca_dealloc_ucontext,
+	.get_link_layer = shca_get_link_layer,
+	.get_port_immutable = shca_get_port_immutable,
+	.query_device = shca_query_device,
+	.query_pkey = shca_query_pkey,
+	.query_port = shca_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibuc),
+};

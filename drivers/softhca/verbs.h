@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The ib_device_ops front end: the table ib_core calls, and the verbs that
+ * belong to no other object.
+ */
+#ifndef SHCA_VERBS_H
+#define SHCA_VERBS_H
+
+#include <rdma/ib_verbs.h>
+
+struct shca_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+extern const struct ib_device_ops shca_dev_ops;
+
+#endif /* SHCA_VERBS_H */

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * KUnit fixture for softhca: test netdevs and devices bound to them.
+ *
+ * Devices are created through the same function `rdma link add` reaches
+ * (shca_dev_add) and deleted the way `rdma link delete` deletes them
+ * (ib_unregister_device_and_put), so the suites exercise the real paths.
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/module.h>
+#include <linux/rtnetlink.h>
+#include <rdma/softhca-abi.h>
+
+#include "dev.h"
+#include "fixture.h"
+
+/* Events arrive from ib_core's work queue; TCG makes it slow. */
+#define SHCA_TEST_EVENT_TIMEOUT (20 * HZ)
+
+static netdev_tx_t shca_test_xmit(struct sk_buff *skb, struct net_device *ndev)
+{
+	dev_kfree_skb_any(skb);
+	return NETDEV_TX_OK;
+}
+
+static const struct net_device_ops shca_test_netdev_ops = {
+	.ndo_start_xmit = shca_test_xmit,
+	.ndo_set_mac_address = eth_mac_addr,
+	.ndo_validate_addr = eth_validate_addr,
+};
+
+/* An up, carrier-on Ethernet netdev that accepts MTUs up to 9000. */
+struct net_device *shca_test_netdev_create(struct kunit *test)
+{
+	struct net_device *ndev;
+	int ret;
+
+	ndev = alloc_netdev(0, "shcakt%d", NET_NAME_ENUM, ether_setup);
+	if (!ndev)
+		return NULL;
+	ndev->netdev_ops = &shca_test_netdev_ops;
+	ndev->max_mtu = 9000;
+	eth_hw_addr_random(ndev);
+
+	ret = register_netdev(ndev);
+	if (ret)
+		goto err_free_netdev;
+	rtnl_lock();
+	ret = dev_open(ndev, NULL);
+	rtnl_unlock();
+	if (ret)
+		goto err_unregister_netdev;
+	return ndev;
+
+err_unregister_netdev:
+	unregister_netdev(ndev);
+err_free_netdev:
+	free_netdev(ndev);
+	return NULL;
+}
+
+void shca_test_netdev_destroy(struct net_device *ndev)
+{
+	unregister_netdev(ndev);
+	free_netdev(ndev);
+}
+
+struct ib_device *shca_test_link_add(struct kunit *test,
+				     struct net_device *ndev,
+				     const char *name)
+{
+	int ret = shca_dev_add(name, ndev);
+
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	if (ret)
+		return NULL;
+	return ib_device_get_by_name(name, SOFTHCA_DRIVER_ID);
+}
+
+void shca_test_link_delete(struct ib_device *ibdev)
+{
+	ib_unregister_device_and_put(ibdev);
+}
+
+static void shca_fixture_event(struct ib_event_handler *handler,
+			       struct ib_event *event)
+{
+	struct shca_fixture *fx = container_of(handler, struct shca_fixture,
+					       handler);
+	unsigned long flags;
+
+	spin_lock_irqsave(&fx->lock, flags);
+	if (fx->nr_events < ARRAY_SIZE(fx->events))
+		fx->events[fx->nr_events] = event->event;
+	fx->nr_events++;
+	spin_unlock_irqrestore(&fx->lock, flags);
+	wake_up(&fx->wait);
+}
+
+/* Wait until @count events have arrived; returns how many did. */
+unsigned int shca_fixture_wait_events(struct shca_fixture *fx,
+				      unsigned int count)
+{
+	wait_event_timeout(fx->wait, READ_ONCE(fx->nr_events) >= count,
+			   SHCA_TEST_EVENT_TIMEOUT);
+	return READ_ONCE(fx->nr_events);
+}
+
+/* Let every netdev and ib_core event already raised be delivered. */
+void shca_fixture_settle(void)
+{
+	rtnl_lock();		/* linkwatch events run under RTNL */
+	rtnl_unlock();
+	flush_workqueue(ib_wq);
+}
+
+/* Per-test: a fresh netdev and a softhca device on it. */
+int shca_fixture_init(struct kunit *test)
+{
+	static atomic_t seq = ATOMIC_INIT(0);
+	struct shca_fixture *fx;
+
+	fx = kunit_kzalloc(test, sizeof(*fx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fx);
+	spin_lock_init(&fx->lock);
+	init_waitqueue_head(&fx->wait);
+	snprintf(fx->name, sizeof(fx->name), "softhca_kt%d",
+		 atomic_inc_return(&seq));
+
+	fx->ndev = shca_test_netdev_create(test);
+	KUNIT_ASSERT_NOT_NULL(test, fx->ndev);
+	fx->ibdev = shca_test_link_add(test, fx->ndev, fx->name);
+	if (!fx->ibdev) {
+		shca_test_netdev_destroy(fx->ndev);
+		KUNIT_FAIL(test, "cannot add %s", fx->name);
+		return -ENODEV;
+	}
+	INIT_IB_EVENT_HANDLER(&fx->handler, fx->ibdev, shca_fixture_event);
+	ib_register_event_handler(&fx->handler);
+	test->priv = fx;
+	return 0;
+}
+
+void shca_fixture_exit(struct kunit *test)
+{
+	struct shca_fixture *fx = test->priv;
+
+	if (!fx)
+		return;
+	ib_unregister_event_handler(&fx->handler);
+	shca_test_link_delete(fx->ibdev);
+	shca_test_netdev_destroy(fx->ndev);
+}
+
+MODULE_DESCRIPTION("KUnit suites for softhca");
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Shared KUnit fixture: a private Ethernet netdev (its transmit drops
+ * every frame) with a softhca device bound to it, and a recorder of the
+ * asynchronous events ib_core delivers for that device.
+ */
+#ifndef SHCA_KUNIT_FIXTURE_H
+#define SHCA_KUNIT_FIXTURE_H
+
+#include <kunit/test.h>
+#include <linux/netdevice.h>
+#include <rdma/ib_verbs.h>
+
+struct shca_fixture {
+	struct net_device *ndev;
+	struct ib_device *ibdev;	/* holds a reference while set */
+	char name[IB_DEVICE_NAME_MAX];
+
+	struct ib_event_handler handler;
+	spinlock_t lock;		/* protects the event log below */
+	enum ib_event_type events[16];
+	unsigned int nr_events;
+	wait_queue_head_t wait;
+};
+
+struct net_device *shca_test_netdev_create(struct kunit *test);
+void shca_test_netdev_destroy(struct net_device *ndev);
+
+int shca_fixture_init(struct kunit *test);
+void shca_fixture_exit(struct kunit *test);
+
+struct ib_device *shca_test_link_add(struct kunit *test,
+				     struct net_device *ndev,
+				     const char *name);
+void shca_test_link_delete(struct ib_device *ibdev);
+
+unsigned int shca_fixture_wait_events(struct shca_fixture *fx,
+				      unsigned int count);
+void shca_fixture_settle(void);
+
+#endif /* SHCA_KUNIT_FIXTURE_H */

@@ -1,0 +1,46 @@
+#!/bin/bash
+# `make check`: every softhca suite, one line per test, and the totals as
+# the last line ("N passed, N failed, N skipped").  Exits non-zero when any
+# test failed.  Installs what is missing and builds what is not cached.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+run=$(run_dir check)
+export SOFTHCA_RESULTS=$run/results
+: >"$SOFTHCA_RESULTS"
+
+# suite NAME CMD...: run one suite and print how long it took.
+suite() {
+	local name=$1 start=$SECONDS
+	shift
+	say "== $name"
+	"$@" || fail "$name/suite" "exit $?"
+	say "== $name: $((SECONDS - start)) s"
+}
+
+build() {
+	local dk kdir
+	dk=$("$top/scripts/kernel/debug-kernel.sh") || return 1
+	kdir=$(make -s -C "$top" print-kdir)
+	check "build/module-$(kdir_release "$kdir")" \
+		make -s -C "$top" KDIR="$kdir" modules
+	check "build/module-debug-$(cat "$dk/release")" \
+		make -s -C "$top" KDIR="$dk/build" modules
+	check build/userspace make -s -C "$top" userspace
+	check build/userspace-layout make -s -C "$top/userspace" check
+}
+
+total_start=$SECONDS
+suite setup "$top/scripts/setup.sh"
+suite build build
+suite lint "$top/scripts/lint.sh"
+suite harness-selftest "$top/scripts/selftest/run.sh"
+suite kunit "$top/scripts/kunit.sh"
+suite integration "$top/scripts/integration.sh"
+say "== total: $((SECONDS - total_start)) s; results in $run"
+
+passed=$(grep -c '^PASS ' "$SOFTHCA_RESULTS")
+failed=$(grep -c '^FAIL ' "$SOFTHCA_RESULTS")
+skipped=$(grep -c '^SKIP ' "$SOFTHCA_RESULTS")
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ] && [ "$passed" -gt 0 ]

@@ -1,0 +1,26 @@
+#!/bin/bash
+# Integration tests on Debian's own kernel ("what a user gets"): builds
+# softhca for it, boots it, and runs scripts/tests/integration-guest.sh.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kdir=$(make -s -C "$top" print-kdir)
+rel=$(kdir_release "$kdir")
+kernel=$("$top/scripts/kernel/debian-kernel.sh" "$rel") || die "no kernel $rel"
+make -s -C "$top" KDIR="$kdir" modules >/dev/null || die "module build failed"
+make -s -C "$top" userspace >/dev/null || die "provider build failed"
+
+share=$(run_dir "integration-$rel")
+start=$SECONDS
+SOFTHCA_RESULTS=$share/results "$top/scripts/vm/run.sh" --timeout 600 \
+	--share "$share" --log "$share/console.log" "$kernel" -- \
+	"$top/scripts/tests/integration-guest.sh" "$top/build/$rel" \
+	"$top/build/userspace/libsofthca" >/dev/null
+rc=$?
+say "integration ($rel): guest run took $((SECONDS - start)) s"
+replay_results "$share/results"
+if [ $rc = 0 ]; then
+	pass "integ/kernel-log-clean-$rel"
+else
+	fail "integ/kernel-log-clean-$rel" "harness exit $rc; see $share"
+fi

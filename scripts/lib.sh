@@ -1,0 +1,62 @@
+# Shared by the softhca scripts: where things live and how to report.
+# Sourced, never run.
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cache=${SOFTHCA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/softhca}
+mkdir -p "$cache"
+
+say() { printf '%s\n' "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+# Run "$@" holding an exclusive lock on $cache/$1.lock, so that two
+# builds of the same cached artefact never race.
+with_lock() {
+	local name=$1
+	shift
+	(
+		flock 9
+		"$@"
+	) 9>"$cache/$name.lock"
+}
+
+# Test results.  Every suite reports each test with pass/fail/skip; the
+# lines go to stdout and, when SOFTHCA_RESULTS names a file, are appended to
+# it so that scripts/check.sh can add them up.  The same file works inside
+# a guest: the harness mounts its share at the same path there.
+report() {
+	local status=$1 name=$2
+	shift 2
+	printf '%-4s %s%s\n' "$status" "$name" "${*:+ ($*)}"
+	[ -z "${SOFTHCA_RESULTS:-}" ] || echo "$status $name" >>"$SOFTHCA_RESULTS"
+}
+pass() { report PASS "$@"; }
+fail() { report FAIL "$@"; }
+skip() { report SKIP "$@"; }
+
+# check NAME CMD...: one test that passes when CMD exits 0.
+check() {
+	local name=$1
+	shift
+	if "$@"; then pass "$name"; else fail "$name" "exit $?"; fi
+}
+
+# Replay the results a guest wrote into its share, counting them here.
+replay_results() {
+	local status name
+	[ -f "$1" ] || return 0
+	while read -r status name; do
+		report "$status" "$name"
+	done <"$1"
+}
+
+# The release a kernel build tree was configured for.
+kdir_release() {
+	sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' \
+		"$1/include/generated/utsrelease.h"
+}
+
+# A fresh directory for one run's logs and results.
+run_dir() {
+	mkdir -p "$cache/runs"
+	mktemp -d "$cache/runs/$1.XXXXXX"
+}

@@ -1,0 +1,46 @@
+#!/bin/bash
+# Lint, as a kernel maintainer would before applying: checkpatch --strict
+# and kernel-doc on every kernel source, then W=1 and sparse builds against
+# each kernel softhca targets.  Any finding fails its test.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+dk=$("$top/scripts/kernel/debug-kernel.sh") || die "no debug kernel"
+cd "$top" || exit 1
+mapfile -t srcs < <(find drivers kunit include -name '*.[ch]' | sort)
+
+lint_checkpatch() {
+	perl "$dk/src/scripts/checkpatch.pl" --strict --no-tree --terse \
+		--show-types -f "${srcs[@]}" |
+		grep -v '^total: 0 errors, 0 warnings, 0 checks'
+	return 0
+}
+
+lint_kerneldoc() {
+	perl "$dk/src/scripts/kernel-doc" -none -Wall "${srcs[@]}" 2>&1
+}
+
+# W=1 and sparse (C=2 checks every file, not only rebuilt ones).
+lint_build() {
+	make -s KDIR="$1" modules W=1 C=2 2>&1 |
+		grep -E 'warning:|error:|sparse:'
+	return 0
+}
+
+lint_test() {
+	local name=$1 out
+	shift
+	out=$("$@")
+	if [ -z "$out" ]; then
+		pass "lint/$name"
+	else
+		printf '%s\n' "$out" | head -n 40
+		fail "lint/$name"
+	fi
+}
+
+lint_test checkpatch lint_checkpatch
+lint_test kernel-doc lint_kerneldoc
+debian_kdir=$(make -s -C "$top" print-kdir 2>/dev/null)
+lint_test "w1-sparse-$(basename "$debian_kdir")" lint_build "$debian_kdir"
+lint_test "w1-sparse-debug-$(cat "$dk/release")" lint_build "$dk/build"

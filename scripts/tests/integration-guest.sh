@@ -1,0 +1,104 @@
+#!/bin/bash
+# Guest side of scripts/integration.sh, on Debian's own kernel: what an
+# administrator does with softhca, checked with the field's tools (rdma,
+# ibv_devinfo).  $1: this kernel's build directory; $2: the provider library.
+set -uo pipefail
+. "$(dirname "$0")/../lib.sh"
+
+build=$1
+export RDMAV_DRIVERS=$2
+ko=$build/drivers/softhca/softhca.ko
+addr=192.0.2.1	# TEST-NET-1: documentation range, never leaves the guest
+
+# wait_for SECONDS CMD...: poll until CMD succeeds.
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.2
+	done
+}
+
+veth_pair() {
+	ip link add "$1" type veth peer name "$2" &&
+		ip link set "$1" up && ip link set "$2" up
+}
+
+link_state() {
+	rdma link show "$1/1" 2>/dev/null | grep -q " state $2 "
+}
+
+no_device() {
+	! rdma link show "$1/1" >/dev/null 2>&1 &&
+		[ ! -e "/sys/class/infiniband/$1" ]
+}
+
+gid_is() {
+	grep -qx "$3" "/sys/class/infiniband/$1/ports/1/gids/$2" 2>/dev/null
+}
+
+load_module() {
+	modprobe ib_uverbs && insmod "$ko"
+}
+
+add_link() {
+	veth_pair shv0 shv1 && ip addr add "$addr/24" dev shv0 &&
+		rdma link add softhca0 type softhca netdev shv0
+}
+
+sysfs_ipv4_gid() {
+	wait_for 20 gid_is softhca0 1 "0000:0000:0000:0000:0000:ffff:c000:0201" &&
+		grep -qx "RoCE v2" \
+			/sys/class/infiniband/softhca0/ports/1/gid_attrs/types/1
+}
+
+uverbs_node() {
+	grep -lx softhca0 /sys/class/infiniband_verbs/uverbs*/ibdev
+}
+
+duplicate_refused() {
+	! rdma link add softhca1 type softhca netdev shv0 2>/dev/null &&
+		no_device softhca1
+}
+
+carrier() {
+	ip link set shv1 "$1" && wait_for 10 link_state softhca0 "$2"
+}
+
+netdev_removal() {
+	rdma link add softhca0 type softhca netdev shv0 &&
+		ip link del shv0 && wait_for 10 no_device softhca0
+}
+
+rmmod_with_device() {
+	veth_pair shv2 shv3 &&
+		rdma link add softhca2 type softhca netdev shv2 &&
+		rmmod softhca && no_device softhca2 && ip link del shv2
+}
+
+# `rdma link add` loads the module through its rdma-link-softhca alias.
+autoload() {
+	local dir=/lib/modules/$(uname -r)/updates
+
+	mkdir -p "$dir" && cp "$ko" "$dir/" && depmod -a || return 1
+	veth_pair shv4 shv5 &&
+		rdma link add softhca4 type softhca netdev shv4 &&
+		link_state softhca4 ACTIVE &&
+		rdma link delete softhca4 && rmmod softhca
+}
+
+check integ/module-load load_module
+check integ/link-add add_link
+check integ/port-active wait_for 10 link_state softhca0 ACTIVE
+check integ/uverbs-node uverbs_node
+check integ/sysfs-ipv4-gid sysfs_ipv4_gid
+check integ/ibv-devinfo "$top/userspace/tests/devinfo-check.sh" softhca0
+check integ/duplicate-refused duplicate_refused
+check integ/carrier-down carrier down DOWN
+check integ/carrier-up carrier up ACTIVE
+check integ/link-delete rdma link delete softhca0
+check integ/link-gone no_device softhca0
+check integ/netdev-removal netdev_removal
+check integ/rmmod-with-device rmmod_with_device
+check integ/autoload-by-link-type autoload
