@@ -7,6 +7,7 @@
 #include <linux/delay.h>
 #include <linux/rtnetlink.h>
 #include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
 
 #include "dev.h"
 #include "fixture.h"

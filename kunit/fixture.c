@@ -8,6 +8,7 @@
  */
 
 #include <linux/etherdevice.h>
+#include <linux/ethtool.h>
 #include <linux/module.h>
 #include <linux/rtnetlink.h>
 #include <rdma/softhca-abi.h>
@@ -23,6 +24,19 @@ static netdev_tx_t shca_test_xmit(struct sk_buff *skb, struct net_device *ndev)
 	dev_kfree_skb_any(skb);
 	return NETDEV_TX_OK;
 }
+
+/* A 25 Gb/s link, so that ib_core need not guess the port speed. */
+static int shca_test_get_link_ksettings(struct net_device *ndev,
+					struct ethtool_link_ksettings *cmd)
+{
+	cmd->base.speed = SPEED_25000;
+	cmd->base.duplex = DUPLEX_FULL;
+	return 0;
+}
+
+static const struct ethtool_ops shca_test_ethtool_ops = {
+	.get_link_ksettings = shca_test_get_link_ksettings,
+};
 
 static const struct net_device_ops shca_test_netdev_ops = {
 	.ndo_start_xmit = shca_test_xmit,
@@ -40,6 +54,7 @@ struct net_device *shca_test_netdev_create(struct kunit *test)
 	if (!ndev)
 		return NULL;
 	ndev->netdev_ops = &shca_test_netdev_ops;
+	ndev->ethtool_ops = &shca_test_ethtool_ops;
 	ndev->max_mtu = 9000;
 	eth_hw_addr_random(ndev);
 

@@ -6,6 +6,7 @@
  */
 
 #include <linux/rtnetlink.h>
+#include <rdma/ib_cache.h>
 
 #include "dev.h"
 #include "fixture.h"

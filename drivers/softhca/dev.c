@@ -93,8 +93,18 @@ int shca_query_port(struct ib_device *ibdev, u32 port,
 	attr->pkey_tbl_len = SHCA_PKEY_TBL_LEN;
 	attr->max_vl_num = 1;
 	attr->ip_gids = true;
-	return ib_get_eth_speed(ibdev, port, &attr->active_speed,
-				&attr->active_width);
+
+	/*
+	 * ib_core forgets the netdev as it unregisters, before the queued
+	 * device unregistration has run; the port is down by then and any
+	 * speed will do.
+	 */
+	if (ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			     &attr->active_width)) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
+	return 0;
 }
 
 int shca_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
@@ -186,27 +196,30 @@ int shca_dev_add(const char *name, struct net_device *ndev)
 	dev = ib_alloc_device(shca_dev, ibdev);
 	if (!dev)
 		return -ENOMEM;
+	/* From here on ib_dealloc_device() drops it, via dealloc_driver. */
 	dev_hold(ndev);
 	shca_dev_init(dev, ndev);
 
 	ret = ib_device_set_netdev(&dev->ibdev, ndev, SHCA_PORT);
 	if (ret)
-		goto err_put_netdev;
+		goto err_dealloc_device;
 	ret = ib_register_device(&dev->ibdev, name, NULL);
 	if (ret)
-		goto err_put_netdev;
+		goto err_dealloc_device;
 
 	shca_dev_port_update(dev);
 	return 0;
 
-err_put_netdev:
-	dev_put(ndev);
+err_dealloc_device:
 	ib_dealloc_device(&dev->ibdev);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_dev_add);
 
-/* ops.dealloc_driver: ib_core is done with the device; ib_core frees it. */
+/*
+ * ops.dealloc_driver: ib_core is done with the device (unregistered, or
+ * never registered) and frees it after this returns.
+ */
 void shca_dev_dealloc(struct ib_device *ibdev)
 {
 	dev_put(to_shca_dev(ibdev)->ndev);

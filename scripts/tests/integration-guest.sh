@@ -77,12 +77,11 @@ rmmod_with_device() {
 		rmmod softhca && no_device softhca2 && ip link del shv2
 }
 
-# `rdma link add` loads the module through its rdma-link-softhca alias.
+# `rdma link add` loads the module through its rdma-link-softhca alias,
+# from the module tree scripts/integration.sh prepared with softhca in it.
 autoload() {
-	local dir=/lib/modules/$(uname -r)/updates
-
-	mkdir -p "$dir" && cp "$ko" "$dir/" && depmod -a || return 1
-	veth_pair shv4 shv5 &&
+	mount --bind "$SOFTHCA_MODTREE" "/lib/modules/$(uname -r)" &&
+		veth_pair shv4 shv5 &&
 		rdma link add softhca4 type softhca netdev shv4 &&
 		link_state softhca4 ACTIVE &&
 		rdma link delete softhca4 && rmmod softhca

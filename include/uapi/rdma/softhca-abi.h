@@ -30,7 +30,8 @@
 struct softhca_alloc_ucontext_resp {
 	__u32 abi_version;	/* SOFTHCA_UVERBS_ABI_VERSION */
 	__u32 reserved;
-	__aligned_u64 caps;	/* SOFTHCA_UCTX_CAP_*, none defined yet */
+	/* SOFTHCA_UCTX_CAP_*: optional features; none defined yet */
+	__aligned_u64 caps;
 };
 
 #endif /* SOFTHCA_ABI_USER_H */

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The part of rdma-core's private provider ABI that softhca uses.
+ *
+ * libibverbs does not install its provider interface (infiniband/driver.h);
+ * in-tree providers are built inside the rdma-core tree.  An out-of-tree
+ * provider therefore has to state that interface itself.  This file does
+ * so for rdma-core 44 (Debian 12), symbol version IBVERBS_PRIVATE_34, on
+ * x86-64 LP64.  It is written from the documented/observed layout, not
+ * copied: struct tags and function names are kept because they are the
+ * ABI (names of linked symbols) or make the correspondence obvious.
+ *
+ * Nothing here is stable upstream.  rdma-core promises only that a layout
+ * change comes with a new IBVERBS_PRIVATE_<n> version, and the linker then
+ * refuses to load us (our references are bound to IBVERBS_PRIVATE_34).
+ * The _Static_asserts at the bottom pin every offset softhca relies on to
+ * the values of v44.0, so a wrong assumption fails the build instead of
+ * corrupting memory at run time.
+ *
+ * Naming: rcp_ ("rdma-core private") marks helpers that exist only in this
+ * file; they have no counterpart symbol in libibverbs.
+ */
+#ifndef SOFTHCA_RDMA_CORE_PRIVATE_H
+#define SOFTHCA_RDMA_CORE_PRIVATE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+
+#if !defined(__x86_64__) || !defined(__LP64__)
+#error "layout numbers below were derived for x86-64 LP64 only"
+#endif
+
+/*
+ * Private ABI generation.  It is baked into the name of the registration
+ * symbol as well as into the symbol version of every private function, so
+ * a libibverbs with a different generation cannot bind to us at all.
+ */
+#define RCP_PABI_VERSION 34
+
+/* ccan's intrusive list link, as embedded in the core's device objects. */
+struct rcp_list_node {
+	struct rcp_list_node *next;
+	struct rcp_list_node *prev;
+};
+
+/*
+ * What the core learned about a device from sysfs/netlink.  softhca never
+ * looks inside (driver-id matching happens in the core), so it stays
+ * opaque: fewer assumed offsets, fewer ways to break.
+ */
+struct verbs_sysfs_dev;
+
+/* verbs_match_ent.kind */
+enum {
+	VERBS_MATCH_SENTINEL = 0,	/* terminates a match table */
+	VERBS_MATCH_PCI = 1,
+	VERBS_MATCH_MODALIAS = 2,
+	VERBS_MATCH_DRIVER_ID = 3,	/* compare u.driver_id with the
+					 * kernel's ib_device_ops.driver_id,
+					 * reported over rdma netlink */
+};
+
+/* One entry of a provider's device match table. */
+struct verbs_match_ent {
+	void *driver_data;
+	union {
+		const char *modalias;
+		uint64_t driver_id;
+	} u;
+	uint16_t vendor;
+	uint16_t device;
+	uint8_t kind;
+};
+
+struct verbs_device;
+
+/* The provider's descriptor, handed to the core by registration. */
+struct verbs_device_ops {
+	const char *name;
+
+	/* inclusive range of ib_device_ops.uverbs_abi_ver accepted */
+	uint32_t match_min_abi_version;
+	uint32_t match_max_abi_version;
+	const struct verbs_match_ent *match_table;
+	const struct verbs_device_ops **static_providers;
+
+	bool (*match_device)(struct verbs_sysfs_dev *sysfs_dev);
+
+	struct verbs_context *(*alloc_context)(struct ibv_device *device,
+					       int cmd_fd, void *private_data);
+	struct verbs_context *(*import_context)(struct ibv_device *device,
+						int cmd_fd);
+
+	struct verbs_device *(*alloc_device)(struct verbs_sysfs_dev *sysfs_dev);
+	void (*uninit_device)(struct verbs_device *device);
+};
+
+/*
+ * The core's per-device object.  The provider allocates it (embedded at the
+ * start of its own device struct) in alloc_device; the core fills in
+ * everything after 'device' and frees it through uninit_device.
+ */
+struct verbs_device {
+	struct ibv_device device;		/* must be first */
+	const struct verbs_device_ops *ops;
+	atomic_int refcount;
+	struct rcp_list_node entry;
+	struct verbs_sysfs_dev *sysfs;
+	uint64_t core_support;
+};
+
+/*
+ * Per-context operation table, copied into the context by verbs_set_ops()
+ * (NULL entries keep the core's "not supported" defaults).
+ *
+ * In v44.0 it has 76 function-pointer slots, ordered alphabetically by op
+ * name.  Only the slots softhca implements are spelled out; the others are
+ * reserved padding.  To implement another op, look up its 0-based index in
+ * v44.0's libibverbs/driver.h, split the reserved run around it, and add an
+ * offset assertion below.  The size assertion catches miscounting.
+ */
+typedef void (*rcp_op_slot)(void);
+
+struct verbs_context_ops {
+	rcp_op_slot reserved_0_38[39];			/* advise_mr .. detach_mcast */
+	void (*free_context)(struct ibv_context *context);	/* 39 */
+	rcp_op_slot reserved_40_57[18];			/* free_dm .. post_srq_recv */
+	int (*query_device_ex)(struct ibv_context *context,	/* 58 */
+			       const struct ibv_query_device_ex_input *input,
+			       struct ibv_device_attr_ex *attr,
+			       size_t attr_size);
+	rcp_op_slot reserved_59[1];			/* query_ece */
+	int (*query_port)(struct ibv_context *context,		/* 60 */
+			  uint8_t port_num,
+			  struct ibv_port_attr *port_attr);
+	rcp_op_slot reserved_61_75[15];			/* query_qp .. unimport_pd */
+};
+
+/*
+ * Legacy write() command buffers.  The core builds a uverbs write command
+ * in place when the kernel lacks the ioctl method, so it needs room for the
+ * header in front of the payload: uverbs header followed by the fixed part
+ * of the kernel's request struct.  Any driver request data (softhca has
+ * none yet) would follow directly.
+ */
+struct rcp_get_context_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+};
+
+struct rcp_query_port_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u8 port_num;
+	__u8 reserved[7];
+};
+
+/* --- functions exported by libibverbs.so.1 as IBVERBS_PRIVATE_34 --- */
+
+void verbs_register_driver_34(const struct verbs_device_ops *ops);
+
+void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
+				    size_t alloc_size,
+				    struct verbs_context *context_offset,
+				    uint32_t driver_id);
+void verbs_uninit_context(struct verbs_context *context);
+void verbs_set_ops(struct verbs_context *vctx,
+		   const struct verbs_context_ops *ops);
+
+/*
+ * The cmd/resp buffers carry the core part first and the driver's udata
+ * right after it; the sizes passed are those of the whole buffers.  All
+ * three return 0 or a positive errno value.
+ */
+int ibv_cmd_get_context(struct verbs_context *context,
+			struct rcp_get_context_cmd *cmd, size_t cmd_size,
+			struct ib_uverbs_get_context_resp *resp,
+			size_t resp_size);
+int ibv_cmd_query_device_any(struct ibv_context *context,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size,
+			     struct ib_uverbs_ex_query_device_resp *resp,
+			     size_t *resp_size);
+int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
+		       struct ibv_port_attr *port_attr,
+		       struct rcp_query_port_cmd *cmd, size_t cmd_size);
+
+/*
+ * Allocate a zeroed provider context of type 'type' whose struct
+ * verbs_context lives in member 'member', and initialise that member.
+ * The core takes the member position as an offset smuggled in a pointer.
+ * Returns NULL with errno set; cmd_fd is closed on failure.  On success,
+ * undo with verbs_uninit_context() + free().
+ */
+#define RCP_ALLOC_CONTEXT(type, member, ibdev, cmd_fd, driver_id)		\
+	({									\
+		_Static_assert(__builtin_types_compatible_p(			\
+				       __typeof__(((type *)0)->member),		\
+				       struct verbs_context),			\
+			       #member " is not a struct verbs_context");	\
+		(type *)_verbs_init_and_alloc_context(				\
+			(ibdev), (cmd_fd), sizeof(type),			\
+			(struct verbs_context *)(uintptr_t)			\
+				offsetof(type, member),				\
+			(driver_id));						\
+	})
+
+/*
+ * Register a provider when its shared object is loaded.  libibverbs
+ * dlopen()s each configured provider and relies on this constructor having
+ * run; no symbol needs to be exported for that.
+ */
+#define RCP_PROVIDER(ops)							\
+	static void __attribute__((constructor)) rcp_register_##ops(void)	\
+	{									\
+		verbs_register_driver_34(&(ops));				\
+	}
+
+/* --- layout pins ---------------------------------------------------- */
+
+#define RCP_ASSERT_OFF(type, field, off)					\
+	_Static_assert(offsetof(struct type, field) == (off),			\
+		       "rdma-core 44 ABI: offsetof(" #type ", " #field ")")
+#define RCP_ASSERT_SIZE(type, size)						\
+	_Static_assert(sizeof(struct type) == (size),				\
+		       "rdma-core 44 ABI: sizeof(" #type ")")
+
+/*
+ * Public types the private ones embed or depend on.  These come from the
+ * installed <infiniband/verbs.h>; if it ever disagrees with the v44 numbers
+ * the private offsets below are wrong too.
+ */
+RCP_ASSERT_SIZE(ibv_device, 664);
+RCP_ASSERT_SIZE(ibv_context, 328);
+RCP_ASSERT_SIZE(verbs_context, 648);
+RCP_ASSERT_OFF(verbs_context, priv, 208);
+RCP_ASSERT_OFF(verbs_context, sz, 312);
+RCP_ASSERT_OFF(verbs_context, context, 320);
+/* The core finds verbs_context from ibv_context by assuming it is last. */
+_Static_assert(offsetof(struct verbs_context, context) +
+	       sizeof(struct ibv_context) == sizeof(struct verbs_context),
+	       "struct ibv_context must end struct verbs_context");
+_Static_assert(offsetof(struct verbs_context, sz) + sizeof(size_t) ==
+	       offsetof(struct verbs_context, context),
+	       "verbs_context.sz must sit right before the ibv_context");
+RCP_ASSERT_SIZE(ibv_port_attr, 52);
+RCP_ASSERT_SIZE(ibv_device_attr_ex, 400);
+RCP_ASSERT_SIZE(ib_uverbs_get_context_resp, 8);
+RCP_ASSERT_SIZE(ib_uverbs_ex_query_device_resp, 304);
+RCP_ASSERT_SIZE(rcp_list_node, 16);
+
+/* Command buffers must mirror the kernel request structs exactly. */
+_Static_assert(sizeof(struct rcp_get_context_cmd) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) +
+	       sizeof(struct ib_uverbs_get_context),
+	       "get_context cmd = header + kernel request");
+_Static_assert(sizeof(struct rcp_query_port_cmd) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) +
+	       sizeof(struct ib_uverbs_query_port),
+	       "query_port cmd = header + kernel request");
+_Static_assert(offsetof(struct rcp_query_port_cmd, port_num) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) +
+	       offsetof(struct ib_uverbs_query_port, port_num),
+	       "query_port cmd port_num position");
+RCP_ASSERT_SIZE(rcp_get_context_cmd, 16);
+RCP_ASSERT_SIZE(rcp_query_port_cmd, 24);
+
+/* Private structs, numbers derived from rdma-core v44.0. */
+RCP_ASSERT_OFF(verbs_match_ent, driver_data, 0);
+RCP_ASSERT_OFF(verbs_match_ent, u.driver_id, 8);
+RCP_ASSERT_OFF(verbs_match_ent, vendor, 16);
+RCP_ASSERT_OFF(verbs_match_ent, device, 18);
+RCP_ASSERT_OFF(verbs_match_ent, kind, 20);
+RCP_ASSERT_SIZE(verbs_match_ent, 24);
+
+RCP_ASSERT_OFF(verbs_device_ops, name, 0);
+RCP_ASSERT_OFF(verbs_device_ops, match_min_abi_version, 8);
+RCP_ASSERT_OFF(verbs_device_ops, match_max_abi_version, 12);
+RCP_ASSERT_OFF(verbs_device_ops, match_table, 16);
+RCP_ASSERT_OFF(verbs_device_ops, static_providers, 24);
+RCP_ASSERT_OFF(verbs_device_ops, match_device, 32);
+RCP_ASSERT_OFF(verbs_device_ops, alloc_context, 40);
+RCP_ASSERT_OFF(verbs_device_ops, import_context, 48);
+RCP_ASSERT_OFF(verbs_device_ops, alloc_device, 56);
+RCP_ASSERT_OFF(verbs_device_ops, uninit_device, 64);
+RCP_ASSERT_SIZE(verbs_device_ops, 72);
+
+RCP_ASSERT_OFF(verbs_device, device, 0);
+RCP_ASSERT_OFF(verbs_device, ops, 664);
+RCP_ASSERT_OFF(verbs_device, refcount, 672);
+RCP_ASSERT_OFF(verbs_device, entry, 680);
+RCP_ASSERT_OFF(verbs_device, sysfs, 696);
+RCP_ASSERT_OFF(verbs_device, core_support, 704);
+RCP_ASSERT_SIZE(verbs_device, 712);
+
+RCP_ASSERT_OFF(verbs_context_ops, free_context, 39 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, query_device_ex, 58 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, query_port, 60 * 8);
+RCP_ASSERT_SIZE(verbs_context_ops, 76 * 8);
+
+#endif /* SOFTHCA_RDMA_CORE_PRIVATE_H */
