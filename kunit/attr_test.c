@@ -27,7 +27,8 @@ static void shca_attr_device_limits(struct kunit *test)
 	KUNIT_EXPECT_LE(test, attr->max_qp_init_rd_atom, attr->max_qp_rd_atom);
 	KUNIT_EXPECT_GE(test, attr->max_res_rd_atom, attr->max_qp_rd_atom);
 	KUNIT_EXPECT_EQ(test, attr->max_pkeys, 1);
-	KUNIT_EXPECT_EQ(test, attr->sys_image_guid, fx->ibdev->node_guid);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(attr->sys_image_guid),
+			be64_to_cpu(fx->ibdev->node_guid));
 	KUNIT_EXPECT_TRUE(test, attr->kernel_cap_flags & IBK_ALLOW_USER_UNREG);
 	KUNIT_EXPECT_TRUE(test, attr->device_cap_flags &
 				IB_DEVICE_PORT_ACTIVE_EVENT);

@@ -17,7 +17,7 @@ lint_checkpatch() {
 }
 
 lint_kerneldoc() {
-	perl "$dk/src/scripts/kernel-doc" -none -Wall "${srcs[@]}" 2>&1
+	perl "$dk/src/scripts/kernel-doc" -none "${srcs[@]}" 2>&1
 }
 
 # W=1 and sparse (C=2 checks every file, not only rebuilt ones).

@@ -1,0 +1,101 @@
+#!/bin/bash
+# Stage 2 of a harness guest: PID 1 after scripts/vm/init switched to the
+# overlay over the host's root, running the host's bash.  Mounts the rest,
+# runs the job run.sh wrote into the share, records its exit status there,
+# has kmemleak scan, and powers off.
+#
+# No `set -e`: whatever fails, this must reach the poweroff, because if PID 1
+# exits the kernel panics (which run.sh would report as a crash).
+set -u
+
+note() { echo "softhca-guest: $*"; }
+
+poweroff() {
+	sync
+	echo o >/proc/sysrq-trigger
+	sleep 600
+}
+
+# param NAME: the value of harness.NAME= on the kernel command line.
+param() {
+	local word
+	for word in $(</proc/cmdline); do
+		case $word in "harness.$1="*) echo "${word#*=}" && return ;; esac
+	done
+}
+
+mount_basics() {
+	mkdir -p /dev/pts /dev/shm
+	mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
+	mount -t tmpfs shm /dev/shm
+	mount -t debugfs debugfs /sys/kernel/debug
+	mount -t tmpfs -o mode=1777 tmp /tmp
+	# The host's /run (pid files, sockets) means nothing in here.
+	mount -t tmpfs -o mode=755 run /run
+	ip link set lo up 2>/dev/null
+}
+
+# The share, read-write, at the path it has on the host (it is mounted after
+# /tmp so that a share below /tmp is not hidden by the tmpfs).
+mount_share() {
+	mkdir -p "$1" &&
+		mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 share "$1"
+}
+
+# The kernel's modules where modprobe looks; the host has none of its own.
+mount_modules() {
+	local release
+	release=$(uname -r)
+	mkdir -p "/lib/modules/$release" &&
+		mount --bind "$1" "/lib/modules/$release"
+}
+
+# Run the job's command with only the job's environment (see run.sh).
+run_job() {
+	# shellcheck disable=SC2154 # env and cmd are set by the job file
+	env -i "${env[@]}" "${cmd[@]}" </dev/null
+}
+
+# kmemleak only reports an object that was already older than 5 s when a
+# scan started and that was unreferenced, with unchanged contents, in two
+# consecutive scans.  So: scan once, wait until the job ended over 5 s ago,
+# scan again, and print the report to the console for run.sh to see.
+kmemleak() {
+	local f=/sys/kernel/debug/kmemleak ended=$1 now
+	[ -e $f ] || return 0
+	echo scan >$f || note "kmemleak scan failed"
+	while now=$(cut -d. -f1 /proc/uptime) && [ $((now - ended)) -le 6 ]; do
+		sleep 1
+	done
+	echo scan >$f || note "kmemleak scan failed"
+	cat $f
+}
+
+main() {
+	local share run status ended
+	mount_basics
+	share=$(param share)
+	run=$(param run)
+	if ! mount_share "$share" || ! [ -f "$run/job" ]; then
+		note "cannot reach the job in $run"
+		poweroff
+	fi
+	# shellcheck source=/dev/null # written by run.sh
+	. "$run/job"
+	# shellcheck disable=SC2154 # modules is set by the job file
+	mount_modules "$modules" || note "cannot mount $modules"
+	# shellcheck disable=SC2154 # cwd is set by the job file
+	cd "$cwd" || { note "cannot cd to $cwd" && poweroff; }
+
+	run_job
+	status=$?
+	ended=$(cut -d. -f1 /proc/uptime)
+	# run.sh reads this; no file means the guest died before getting here.
+	echo "$status" >"$run/status"
+	note "command exited with status $status"
+	kmemleak "$ended"
+	dmesg >"$run/dmesg" 2>&1
+	poweroff
+}
+
+main
