@@ -22,8 +22,9 @@ mkdir -p "$(dirname "$modtree")" &&
 	depmod -b "$share/modroot" "$rel" || die "cannot index modules"
 
 start=$SECONDS
-export SOFTHCA_RESULTS=$share/results SOFTHCA_MODTREE=$modtree
-"$top/scripts/vm/run.sh" --timeout 600 \
+# The guest's results go to its share; replayed into ours below.
+SOFTHCA_RESULTS=$share/results SOFTHCA_MODTREE=$modtree \
+	"$top/scripts/vm/run.sh" --timeout 600 \
 	--share "$share" --log "$share/console.log" "$kernel" -- \
 	"$top/scripts/tests/integration-guest.sh" "$top/build/$rel" \
 	"$top/build/userspace/libsofthca" >/dev/null
