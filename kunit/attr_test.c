@@ -4,7 +4,6 @@
  * other, with ib_core's view of the port, and with the bound netdev.
  */
 
-#include <linux/delay.h>
 #include <linux/rtnetlink.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
@@ -30,6 +29,8 @@ static void shca_attr_device_limits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, be64_to_cpu(attr->sys_image_guid),
 			be64_to_cpu(fx->ibdev->node_guid));
 	KUNIT_EXPECT_TRUE(test, attr->kernel_cap_flags & IBK_ALLOW_USER_UNREG);
+	KUNIT_EXPECT_TRUE(test, attr->kernel_cap_flags & IBK_LOCAL_DMA_LKEY);
+	KUNIT_EXPECT_EQ(test, fx->ibdev->local_dma_lkey, SHCA_LOCAL_DMA_LKEY);
 	KUNIT_EXPECT_TRUE(test, attr->device_cap_flags &
 				IB_DEVICE_PORT_ACTIVE_EVENT);
 	KUNIT_EXPECT_NE(test, attr->page_size_cap & PAGE_SIZE, 0);
@@ -128,22 +129,16 @@ static void shca_attr_mtu_follows_netdev(struct kunit *test)
 /*
  * GID 0 is the default RoCE GID, fe80::/64 with the interface id made from
  * the MAC: the same bytes as the node GUID.  ib_core fills the table from
- * a work queue, so poll for it.
+ * a work queue, so wait for it.
  */
 static void shca_attr_default_gid(struct kunit *test)
 {
 	struct shca_fixture *fx = test->priv;
 	const u8 prefix[8] = { 0xfe, 0x80 };
 	union ib_gid gid;
-	int ret, tries;
 
-	for (tries = 0; tries < 200; tries++) {
-		ret = rdma_query_gid(fx->ibdev, SHCA_PORT, 0, &gid);
-		if (!ret)
-			break;
-		msleep(50);
-	}
-	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_ASSERT_EQ(test, shca_fixture_wait_gid(fx, 0), 0);
+	KUNIT_ASSERT_EQ(test, rdma_query_gid(fx->ibdev, SHCA_PORT, 0, &gid), 0);
 	KUNIT_EXPECT_EQ(test, memcmp(gid.raw, prefix, 8), 0);
 	KUNIT_EXPECT_EQ(test, memcmp(gid.raw + 8, &fx->ibdev->node_guid, 8),
 			0);

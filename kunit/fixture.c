@@ -7,10 +7,12 @@
  * (ib_unregister_device_and_put), so the suites exercise the real paths.
  */
 
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/ethtool.h>
 #include <linux/module.h>
 #include <linux/rtnetlink.h>
+#include <rdma/ib_cache.h>
 #include <rdma/softhca-abi.h>
 
 #include "dev.h"
@@ -128,6 +130,21 @@ void shca_fixture_settle(void)
 	rtnl_lock();		/* linkwatch events run under RTNL */
 	rtnl_unlock();
 	flush_workqueue(ib_wq);
+}
+
+/* ib_core fills the GID table from a work queue: wait for an entry. */
+int shca_fixture_wait_gid(struct shca_fixture *fx, unsigned int index)
+{
+	union ib_gid gid;
+	int ret, tries;
+
+	for (tries = 0; tries < 200; tries++) {
+		ret = rdma_query_gid(fx->ibdev, SHCA_PORT, index, &gid);
+		if (!ret)
+			return 0;
+		msleep(50);
+	}
+	return ret;
 }
 
 /* Per-test: a fresh netdev and a softhca device on it. */

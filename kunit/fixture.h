@@ -37,5 +37,6 @@ void shca_test_link_delete(struct ib_device *ibdev);
 unsigned int shca_fixture_wait_events(struct shca_fixture *fx,
 				      unsigned int count);
 void shca_fixture_settle(void);
+int shca_fixture_wait_gid(struct shca_fixture *fx, unsigned int index);
 
 #endif /* SHCA_KUNIT_FIXTURE_H */

@@ -43,7 +43,7 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		.max_qp = SHCA_MAX_QP,
 		.max_qp_wr = SHCA_MAX_QP_WR,
 		.device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT,
-		.kernel_cap_flags = IBK_ALLOW_USER_UNREG,
+		.kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY,
 		.max_send_sge = SHCA_MAX_SGE,
 		.max_recv_sge = SHCA_MAX_SGE,
 		.max_sge_rd = SHCA_MAX_SGE,
@@ -152,6 +152,38 @@ void shca_dev_port_update(struct shca_dev *dev)
 	ib_dispatch_event(&event);
 }
 
+static const struct {
+	const char *name;
+	int max;
+} shca_res_limits[SHCA_RES_MAX] = {
+	[SHCA_RES_PD] = { "PD", SHCA_MAX_PD },
+	[SHCA_RES_AH] = { "AH", SHCA_MAX_AH },
+};
+
+/**
+ * shca_dev_res_get() - count one more object against its device limit
+ * @dev: the device
+ * @res: the kind of object
+ *
+ * Context: any; does not sleep.
+ * Return: 0, or -ENOMEM when the device already has as many as it
+ * advertises in query_device.
+ */
+int shca_dev_res_get(struct shca_dev *dev, enum shca_res res)
+{
+	if (atomic_inc_return(&dev->res[res]) <= shca_res_limits[res].max)
+		return 0;
+	atomic_dec(&dev->res[res]);
+	ibdev_dbg(&dev->ibdev, "%s limit (%d) reached\n",
+		  shca_res_limits[res].name, shca_res_limits[res].max);
+	return -ENOMEM;
+}
+
+void shca_dev_res_put(struct shca_dev *dev, enum shca_res res)
+{
+	atomic_dec(&dev->res[res]);
+}
+
 static void shca_dev_init(struct shca_dev *dev, struct net_device *ndev)
 {
 	struct ib_device *ibdev = &dev->ibdev;
@@ -161,7 +193,7 @@ static void shca_dev_init(struct shca_dev *dev, struct net_device *ndev)
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;
-	ibdev->local_dma_lkey = 0;
+	ibdev->local_dma_lkey = SHCA_LOCAL_DMA_LKEY;
 	strscpy(ibdev->node_desc, "softhca", sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, ndev->dev_addr);
 	ib_set_device_ops(ibdev, &shca_dev_ops);
@@ -196,10 +228,16 @@ int shca_dev_add(const char *name, struct net_device *ndev)
 	dev = ib_alloc_device(shca_dev, ibdev);
 	if (!dev)
 		return -ENOMEM;
-	/* From here on ib_dealloc_device() drops it, via dealloc_driver. */
+	/*
+	 * From here on ib_dealloc_device() undoes what was done, through
+	 * dealloc_driver: the netdev reference and the command queue.
+	 */
 	dev_hold(ndev);
 	shca_dev_init(dev, ndev);
 
+	ret = shca_cmdq_init(&dev->cmdq, name);
+	if (ret)
+		goto err_dealloc_device;
 	ret = ib_device_set_netdev(&dev->ibdev, ndev, SHCA_PORT);
 	if (ret)
 		goto err_dealloc_device;
@@ -222,5 +260,8 @@ EXPORT_SYMBOL_IF_KUNIT(shca_dev_add);
  */
 void shca_dev_dealloc(struct ib_device *ibdev)
 {
-	dev_put(to_shca_dev(ibdev)->ndev);
+	struct shca_dev *dev = to_shca_dev(ibdev);
+
+	shca_cmdq_destroy(&dev->cmdq);
+	dev_put(dev->ndev);
 }

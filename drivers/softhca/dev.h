@@ -10,7 +10,16 @@
 #include <linux/netdevice.h>
 #include <rdma/ib_verbs.h>
 
+#include "cmdq.h"
+
 #define SHCA_PORT 1
+
+/*
+ * The reserved lkey through which kernel consumers name any kernel
+ * virtual address (IBK_LOCAL_DMA_LKEY): a software HCA "DMAs" through the
+ * kernel's own mapping.  MR keys never take this value.
+ */
+#define SHCA_LOCAL_DMA_LKEY 0
 
 /* Limits advertised by query_device; objects are counted against them. */
 enum {
@@ -32,12 +41,21 @@ enum {
 	SHCA_MAX_FAST_REG_PAGES = 512,
 };
 
+/* Objects counted against the limits query_device advertises. */
+enum shca_res {
+	SHCA_RES_PD,
+	SHCA_RES_AH,
+	SHCA_RES_MAX
+};
+
 struct shca_dev {
 	struct ib_device ibdev;
 	/* Held from creation until ib_core frees the device. */
 	struct net_device *ndev;
 	/* Port state last reported to consumers; updated with xchg(). */
 	enum ib_port_state port_state;
+	struct shca_cmdq cmdq;
+	atomic_t res[SHCA_RES_MAX];
 };
 
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
@@ -48,6 +66,8 @@ static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
 int shca_dev_add(const char *name, struct net_device *ndev);
 void shca_dev_dealloc(struct ib_device *ibdev);
 void shca_dev_port_update(struct shca_dev *dev);
+int shca_dev_res_get(struct shca_dev *dev, enum shca_res res);
+void shca_dev_res_put(struct shca_dev *dev, enum shca_res res);
 
 int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		      struct ib_udata *udata);

@@ -8,7 +8,9 @@
 #include <rdma/softhca-abi.h>
 #include <rdma/uverbs_ioctl.h>
 
+#include "ah.h"
 #include "dev.h"
+#include "pd.h"
 #include "verbs.h"
 
 /*
@@ -39,14 +41,21 @@ const struct ib_device_ops shca_dev_ops = {
 	.driver_id = SOFTHCA_DRIVER_ID,
 	.uverbs_abi_ver = SOFTHCA_UVERBS_ABI_VERSION,
 
+	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
+	.create_ah = shca_create_ah,
 	.dealloc_driver = shca_dev_dealloc,
+	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
+	.destroy_ah = shca_destroy_ah,
 	.get_link_layer = shca_get_link_layer,
 	.get_port_immutable = shca_get_port_immutable,
+	.query_ah = shca_query_ah,
 	.query_device = shca_query_device,
 	.query_pkey = shca_query_pkey,
 	.query_port = shca_query_port,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, shca_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibuc),
 };

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Command queue transport; the layering is described in cmdq.h.
+ *
+ * Synchronous commands (ib_core's verbs) live on the caller's stack and
+ * are waited for.  Commands queued from atomic context use slots reserved
+ * when the device was created, so that queuing never allocates.  Both kinds
+ * run on one ordered workqueue per device, under exec_lock.
+ *
+ * A handler may itself issue a verb (an asynchronous destroy_qp calls
+ * ib_destroy_qp(), which lands in destroy_qp), and a callback may issue
+ * one: on the worker such a nested command runs inline, since queuing it
+ * behind the running command would wait forever.
+ */
+
+#include <kunit/visibility.h>
+#include <linux/slab.h>
+#include <rdma/softhca-abi.h>
+
+#include "cmdq.h"
+#include "dev.h"
+
+/* A command that has not started after this long means a stuck queue. */
+#define SHCA_CMD_TIMEOUT (60 * HZ)
+
+static void shca_cmd_work(struct work_struct *work);
+
+static bool shca_cmdq_on_worker(struct shca_cmdq *q)
+{
+	struct work_struct *work = current_work();
+
+	return work && work->func == shca_cmd_work &&
+	       container_of(work, struct shca_cmd, work)->cmdq == q;
+}
+
+static int shca_cmd_run_locked(struct shca_cmdq *q, struct shca_cmd *cmd)
+{
+	int status;
+
+	mutex_lock(&q->exec_lock);
+	WRITE_ONCE(q->running, current);
+	status = cmd->fn(cmd);
+	WRITE_ONCE(q->running, NULL);
+	mutex_unlock(&q->exec_lock);
+	return status;
+}
+
+static void shca_cmd_slot_put(struct shca_cmd *cmd)
+{
+	struct shca_cmdq *q = cmd->cmdq;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->slot_lock, flags);
+	list_add(&cmd->slot_entry, &q->free_slots);
+	spin_unlock_irqrestore(&q->slot_lock, flags);
+}
+
+static void shca_cmd_work(struct work_struct *work)
+{
+	struct shca_cmd *cmd = container_of(work, struct shca_cmd, work);
+
+	cmd->status = shca_cmd_run_locked(cmd->cmdq, cmd);
+	if (!cmd->slot) {
+		complete(&cmd->done);
+		return;
+	}
+	/* Outside exec_lock: a callback may issue verbs of its own. */
+	if (cmd->notify)
+		cmd->notify(cmd);
+	else if (cmd->async_done)
+		cmd->async_done(cmd->ctx, cmd->status);
+	shca_cmd_slot_put(cmd);
+}
+
+static void shca_cmdq_break(struct shca_cmdq *q)
+{
+	if (xchg(&q->state, SHCA_CMDQ_BROKEN) == SHCA_CMDQ_BROKEN)
+		return;
+	ibdev_err(&container_of(q, struct shca_dev, cmdq)->ibdev,
+		  "command queue stalled; failing further commands\n");
+}
+
+static int shca_cmd_wait(struct shca_cmdq *q, struct shca_cmd *cmd)
+{
+	if (wait_for_completion_timeout(&cmd->done, q->timeout))
+		return cmd->status;
+	if (cancel_work(&cmd->work)) {
+		shca_cmdq_break(q);
+		return cmd->must_run ? shca_cmd_run_locked(q, cmd) : -ETIMEDOUT;
+	}
+	/* It started: handlers are bounded, let it finish. */
+	wait_for_completion(&cmd->done);
+	return cmd->status;
+}
+
+/**
+ * shca_cmd_exec() - run a command on the device's queue and wait for it
+ * @q: the device's command queue
+ * @cmd: the command, with @fn and its arguments set; may be on the stack
+ *
+ * A command that has not started within the queue's timeout breaks the
+ * queue: it fails with -ETIMEDOUT, and every later command fails at once
+ * with -EIO, but for must-run commands (destroy, dereg), which then run in
+ * the caller's context.
+ *
+ * Context: process context; sleeps.
+ * Return: the handler's result, or -ETIMEDOUT / -EIO as above.
+ */
+int shca_cmd_exec(struct shca_cmdq *q, struct shca_cmd *cmd)
+{
+	int status;
+
+	might_sleep();
+	if (READ_ONCE(q->running) == current)
+		return cmd->fn(cmd);
+	if (shca_cmdq_on_worker(q))
+		return shca_cmd_run_locked(q, cmd);
+	if (READ_ONCE(q->state) == SHCA_CMDQ_BROKEN)
+		return cmd->must_run ? shca_cmd_run_locked(q, cmd) : -EIO;
+
+	cmd->cmdq = q;
+	cmd->slot = false;
+	init_completion(&cmd->done);
+	INIT_WORK_ONSTACK(&cmd->work, shca_cmd_work);
+	queue_work(q->wq, &cmd->work);
+
+	status = shca_cmd_wait(q, cmd);
+	destroy_work_on_stack(&cmd->work);
+	return status;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_cmd_exec);
+
+/**
+ * shca_cmd_slot_get() - reserve a command slot for an asynchronous verb
+ * @ibdev: the device the verb is for
+ * @fn: the handler
+ * @done: called with the handler's result once it ran, or NULL
+ * @ctx: @done's argument
+ *
+ * Context: any, hard-irq included.
+ * Return: the slot, to fill in and pass to shca_cmd_slot_submit(), or
+ * ERR_PTR(-EOPNOTSUPP) for a device that is not softhca's, -EIO on a broken
+ * queue, -EBUSY when every slot is in use.
+ */
+struct shca_cmd *shca_cmd_slot_get(struct ib_device *ibdev, shca_cmd_fn fn,
+				   softhca_done_t done, void *ctx)
+{
+	struct shca_cmdq *q;
+	struct shca_cmd *cmd;
+	unsigned long flags;
+
+	if (ibdev->ops.driver_id != SOFTHCA_DRIVER_ID)
+		return ERR_PTR(-EOPNOTSUPP);
+	q = &to_shca_dev(ibdev)->cmdq;
+	if (READ_ONCE(q->state) == SHCA_CMDQ_BROKEN)
+		return ERR_PTR(-EIO);
+
+	spin_lock_irqsave(&q->slot_lock, flags);
+	cmd = list_first_entry_or_null(&q->free_slots, struct shca_cmd,
+				       slot_entry);
+	if (cmd)
+		list_del(&cmd->slot_entry);
+	spin_unlock_irqrestore(&q->slot_lock, flags);
+	if (!cmd) {
+		ibdev_dbg(ibdev, "async command: all %d slots busy\n",
+			  SHCA_CMDQ_SLOTS);
+		return ERR_PTR(-EBUSY);
+	}
+
+	cmd->fn = fn;
+	cmd->async_done = done;
+	cmd->notify = NULL;
+	cmd->ctx = ctx;
+	cmd->obj = NULL;
+	return cmd;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_cmd_slot_get);
+
+/* Context: any, hard-irq included. */
+void shca_cmd_slot_submit(struct shca_cmd *cmd)
+{
+	queue_work(cmd->cmdq->wq, &cmd->work);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_cmd_slot_submit);
+
+int shca_cmdq_init(struct shca_cmdq *q, const char *name)
+{
+	int i;
+
+	q->slots = kcalloc(SHCA_CMDQ_SLOTS, sizeof(*q->slots), GFP_KERNEL);
+	if (!q->slots)
+		return -ENOMEM;
+	/*
+	 * WQ_MEM_RECLAIM: storage ULPs (NVMe-oF, NFS/RDMA) tear QPs down
+	 * while reclaiming memory; a rescuer keeps the queue moving then.
+	 */
+	q->wq = alloc_ordered_workqueue("softhca_cmdq/%s", WQ_MEM_RECLAIM,
+					name);
+	if (!q->wq)
+		goto err_free_slots;
+
+	q->state = SHCA_CMDQ_RUNNING;
+	q->timeout = SHCA_CMD_TIMEOUT;
+	mutex_init(&q->exec_lock);
+	spin_lock_init(&q->slot_lock);
+	INIT_LIST_HEAD(&q->free_slots);
+	for (i = 0; i < SHCA_CMDQ_SLOTS; i++) {
+		q->slots[i].cmdq = q;
+		q->slots[i].slot = true;
+		INIT_WORK(&q->slots[i].work, shca_cmd_work);
+		list_add_tail(&q->slots[i].slot_entry, &q->free_slots);
+	}
+	return 0;
+
+err_free_slots:
+	kfree(q->slots);
+	q->slots = NULL;
+	return -ENOMEM;
+}
+
+/*
+ * Runs every command still queued (their callbacks included), then frees
+ * the queue.  Safe on a queue whose init failed or never ran.
+ */
+void shca_cmdq_destroy(struct shca_cmdq *q)
+{
+	if (q->wq)
+		destroy_workqueue(q->wq);
+	kfree(q->slots);
+}
