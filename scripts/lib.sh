@@ -2,7 +2,8 @@
 # Sourced, never run.
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cache=${SOFTHCA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/softhca}
+home=${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}
+cache=${SOFTHCA_CACHE:-${XDG_CACHE_HOME:-$home/.cache}/softhca}
 mkdir -p "$cache"
 
 say() { printf '%s\n' "$*" >&2; }

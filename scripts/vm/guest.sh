@@ -29,14 +29,14 @@ mount_basics() {
 	mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 	mount -t tmpfs shm /dev/shm
 	mount -t debugfs debugfs /sys/kernel/debug
-	mount -t tmpfs -o mode=1777 tmp /tmp
+	# /tmp stays the overlay's: writable here, never written on the host,
+	# and a checkout under the host's /tmp (a CI clone) stays visible.
 	# The host's /run (pid files, sockets) means nothing in here.
 	mount -t tmpfs -o mode=755 run /run
 	ip link set lo up 2>/dev/null
 }
 
-# The share, read-write, at the path it has on the host (it is mounted after
-# /tmp so that a share below /tmp is not hidden by the tmpfs).
+# The share, read-write, at the path it has on the host.
 mount_share() {
 	mkdir -p "$1" &&
 		mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 share "$1"

@@ -14,10 +14,10 @@
 #
 # In the guest: CMD runs as root in the caller's cwd with an environment of
 # only PATH, HOME=/root and every SOFTHCA_* variable, stdin /dev/null.  The
-# cwd, KERNEL_DIR and the repository must be visible there: not under /tmp,
+# cwd, KERNEL_DIR and the repository must be visible there: not under
 # /run, /proc, /sys or /dev (fresh filesystems in the guest) unless inside
 # the share.  /lib/modules/<release> is KERNEL_DIR's module tree; debugfs is
-# at /sys/kernel/debug; /tmp and /run are empty tmpfs.  The share (--share
+# at /sys/kernel/debug; /run is an empty tmpfs.  The share (--share
 # DIR, default a fresh run_dir under $cache/runs) is mounted read-write at
 # the same absolute path as on the host, so that e.g.
 # SOFTHCA_RESULTS=<share>/results names the same file on both sides.  Each
@@ -69,7 +69,7 @@ visible_in_guest() {
 	if [ -n "$share" ]; then
 		case "$1/" in "$share"/*) return 0 ;; esac
 	fi
-	case "$1/" in /tmp/* | /run/* | /proc/* | /sys/* | /dev/*) return 1 ;; esac
+	case "$1/" in /run/* | /proc/* | /sys/* | /dev/*) return 1 ;; esac
 }
 
 # The initrd for the kernel in $kdir: its own (a Debian kernel's, with
