@@ -162,8 +162,8 @@ struct shca_cmd *shca_cmd_slot_get(struct ib_device *ibdev, shca_cmd_fn fn,
 		list_del(&cmd->slot_entry);
 	spin_unlock_irqrestore(&q->slot_lock, flags);
 	if (!cmd) {
-		ibdev_dbg(ibdev, "async command: all %d slots busy\n",
-			  SHCA_CMDQ_SLOTS);
+		ibdev_dbg_ratelimited(ibdev, "async command: all %d slots busy\n",
+				      SHCA_CMDQ_SLOTS);
 		return ERR_PTR(-EBUSY);
 	}
 

@@ -29,12 +29,10 @@ static enum ib_port_state shca_netdev_port_state(struct net_device *ndev)
 int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		      struct ib_udata *udata)
 {
-	/* No driver-specific request exists; refuse one we cannot read. */
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen)) {
-		ibdev_dbg(ibdev, "query_device: non-zero driver data\n");
-		return -EINVAL;
-	}
+	int ret = shca_udata_no_request(ibdev, udata, "query_device");
+
+	if (ret)
+		return ret;
 
 	*attr = (struct ib_device_attr){
 		.sys_image_guid = ibdev->node_guid,

@@ -8,6 +8,7 @@
 #include "cmdq.h"
 #include "dev.h"
 #include "pd.h"
+#include "verbs.h"
 
 static int shca_pd_alloc_cmd(struct shca_cmd *cmd)
 {
@@ -31,11 +32,10 @@ int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 		.obj = to_shca_pd(ibpd),
 	};
 
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen)) {
-		ibdev_dbg(ibpd->device, "alloc_pd: non-zero driver data\n");
-		return -EINVAL;
-	}
+	int ret = shca_udata_no_request(ibpd->device, udata, "alloc_pd");
+
+	if (ret)
+		return ret;
 	return shca_cmd_exec(&to_shca_dev(ibpd->device)->cmdq, &cmd);
 }
 

@@ -13,6 +13,27 @@
 #include "pd.h"
 #include "verbs.h"
 
+/**
+ * shca_udata_no_request() - check a verb that defines no driver request
+ * @ibdev: the device
+ * @udata: the verb's udata, or NULL for a kernel caller
+ * @verb: the verb's name, for the debug message
+ *
+ * A newer provider may send a longer request than this driver knows; that
+ * is fine as long as every byte of it is zero.
+ *
+ * Return: 0, or -EINVAL when the request carries a non-zero byte.
+ */
+int shca_udata_no_request(struct ib_device *ibdev, struct ib_udata *udata,
+			  const char *verb)
+{
+	if (!udata || !udata->inlen ||
+	    ib_is_udata_cleared(udata, 0, udata->inlen))
+		return 0;
+	ibdev_dbg(ibdev, "%s: non-zero driver request\n", verb);
+	return -EINVAL;
+}
+
 /*
  * A user context carries no state yet; it exists because ib_uverbs exposes
  * only devices that can allocate one.  The response tells the provider
@@ -25,10 +46,10 @@ static int shca_alloc_ucontext(struct ib_ucontext *ibuc,
 		.abi_version = SOFTHCA_UVERBS_ABI_VERSION,
 	};
 
-	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen)) {
-		ibdev_dbg(ibuc->device, "alloc_ucontext: non-zero request\n");
-		return -EINVAL;
-	}
+	int ret = shca_udata_no_request(ibuc->device, udata, "alloc_ucontext");
+
+	if (ret)
+		return ret;
 	return ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
 }
 

@@ -14,4 +14,7 @@ struct shca_ucontext {
 
 extern const struct ib_device_ops shca_dev_ops;
 
+int shca_udata_no_request(struct ib_device *ibdev, struct ib_udata *udata,
+			  const char *verb);
+
 #endif /* SHCA_VERBS_H */
