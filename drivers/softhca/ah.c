@@ -15,27 +15,45 @@
 #include "ah.h"
 #include "cmdq.h"
 #include "dev.h"
+#include "fault.h"
 
-/* RoCEv2 needs a GRH, whose GID index names the source address. */
-static int shca_ah_check(struct ib_device *ibdev,
-			 const struct rdma_ah_attr *attr)
+/**
+ * shca_av_check() - check a RoCEv2 address vector from a verb
+ * @ibdev: the device
+ * @attr: the attributes, as ib_core passes them (sgid_attr resolved)
+ *
+ * RoCEv2 needs a GRH, whose source GID attribute names the source address.
+ *
+ * Context: any.
+ * Return: 0 or -EINVAL.
+ */
+int shca_av_check(struct ib_device *ibdev, const struct rdma_ah_attr *attr)
 {
 	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE) {
-		ibdev_dbg(ibdev, "create_ah: type %d is not RoCE\n",
+		ibdev_dbg(ibdev, "address vector: type %d is not RoCE\n",
 			  attr->type);
 		return -EINVAL;
 	}
 	if (!(rdma_ah_get_ah_flags(attr) & IB_AH_GRH) ||
 	    !attr->grh.sgid_attr) {
-		ibdev_dbg(ibdev, "create_ah: no GRH or source GID\n");
+		ibdev_dbg(ibdev, "address vector: no GRH or source GID\n");
 		return -EINVAL;
 	}
 	if (rdma_ah_get_port_num(attr) != SHCA_PORT) {
-		ibdev_dbg(ibdev, "create_ah: port %u\n",
+		ibdev_dbg(ibdev, "address vector: port %u\n",
 			  rdma_ah_get_port_num(attr));
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* Context: any; @attr's sgid_attr must be valid for the call. */
+void shca_av_set(struct shca_av *av, const struct rdma_ah_attr *attr)
+{
+	av->attr = *attr;
+	av->attr.grh.sgid_attr = NULL;
+	av->sgid = attr->grh.sgid_attr->gid;
+	av->net_type = rdma_gid_attr_network_type(attr->grh.sgid_attr);
 }
 
 int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
@@ -44,31 +62,46 @@ int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	const struct rdma_ah_attr *attr = init_attr->ah_attr;
 	struct shca_dev *dev = to_shca_dev(ibah->device);
 	struct shca_ah *ah = to_shca_ah(ibah);
+	unsigned long flags;
 	int ret;
 
-	ret = shca_ah_check(ibah->device, attr);
+	ret = shca_av_check(ibah->device, attr);
 	if (ret)
 		return ret;
 	ret = shca_dev_res_get(dev, SHCA_RES_AH);
 	if (ret)
 		return ret;
 
-	ah->attr = *attr;
-	ah->attr.grh.sgid_attr = NULL;
-	ah->net_type = rdma_gid_attr_network_type(attr->grh.sgid_attr);
+	shca_av_set(&ah->av, attr);
+	/* The caller may hold a spinlock with interrupts off. */
+	xa_lock_irqsave(&dev->ahs, flags);
+	ret = shca_fault() ? -ENOMEM :
+	      __xa_alloc(&dev->ahs, &ah->num, ah, XA_LIMIT(1, SHCA_MAX_AH),
+			 GFP_ATOMIC);
+	xa_unlock_irqrestore(&dev->ahs, flags);
+	if (ret) {
+		shca_dev_res_put(dev, SHCA_RES_AH);
+		return ret;
+	}
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_create_ah);
 
 int shca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 {
-	*attr = to_shca_ah(ibah)->attr;
+	*attr = to_shca_ah(ibah)->av.attr;
 	return 0;
 }
 
 int shca_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
-	shca_dev_res_put(to_shca_dev(ibah->device), SHCA_RES_AH);
+	struct shca_dev *dev = to_shca_dev(ibah->device);
+	unsigned long irqflags;
+
+	xa_lock_irqsave(&dev->ahs, irqflags);
+	__xa_erase(&dev->ahs, to_shca_ah(ibah)->num);
+	xa_unlock_irqrestore(&dev->ahs, irqflags);
+	shca_dev_res_put(dev, SHCA_RES_AH);
 	return 0;
 }
 
@@ -137,14 +170,7 @@ static int shca_ah_async_destroy_cmd(struct shca_cmd *cmd)
 int softhca_async_destroy_ah(struct ib_ah *ah, softhca_done_t done,
 			     void *ctx)
 {
-	struct shca_cmd *cmd;
-
-	cmd = shca_cmd_slot_get(ah->device, shca_ah_async_destroy_cmd, done,
-				ctx);
-	if (IS_ERR(cmd))
-		return PTR_ERR(cmd);
-	cmd->obj = ah;
-	shca_cmd_slot_submit(cmd);
-	return 0;
+	return shca_cmd_queue(ah->device, shca_ah_async_destroy_cmd, ah, done,
+			      ctx);
 }
 EXPORT_SYMBOL(softhca_async_destroy_ah);

@@ -1,21 +1,39 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Address handles: RoCEv2 address vectors for UD sends. */
+/*
+ * Address vectors (of AHs, and of connected QPs' paths) and address
+ * handles: RoCEv2 destinations for UD sends.
+ */
 #ifndef SHCA_AH_H
 #define SHCA_AH_H
 
 #include <rdma/ib_verbs.h>
 
+struct shca_dev;
+
+/*
+ * A RoCEv2 address vector as the data path needs it: the attributes
+ * without the sgid_attr reference ib_core holds only for the verb's
+ * duration, and what that attribute resolved to.
+ */
+struct shca_av {
+	struct rdma_ah_attr attr;
+	union ib_gid sgid;
+	enum rdma_network_type net_type;
+};
+
 struct shca_ah {
 	struct ib_ah ibah;
-	/* The attributes as created, without the sgid_attr ib_core holds. */
-	struct rdma_ah_attr attr;
-	enum rdma_network_type net_type;
+	struct shca_av av;
+	u32 num;			/* names the AH in a UD work request */
 };
 
 static inline struct shca_ah *to_shca_ah(struct ib_ah *ibah)
 {
 	return container_of(ibah, struct shca_ah, ibah);
 }
+
+int shca_av_check(struct ib_device *ibdev, const struct rdma_ah_attr *attr);
+void shca_av_set(struct shca_av *av, const struct rdma_ah_attr *attr);
 
 int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		   struct ib_udata *udata);

@@ -131,6 +131,31 @@ int shca_cmd_exec(struct shca_cmdq *q, struct shca_cmd *cmd)
 EXPORT_SYMBOL_IF_KUNIT(shca_cmd_exec);
 
 /**
+ * shca_cmd_run() - run a verb's command on its device's queue
+ * @ibdev: the device
+ * @fn: the command's handler
+ * @obj: the object it acts on
+ * @must_run: it runs even on a broken queue (destroy)
+ * @args: the verb's arguments, or NULL
+ *
+ * Context: process context; sleeps.
+ * Return: as shca_cmd_exec().
+ */
+int shca_cmd_run(struct ib_device *ibdev, shca_cmd_fn fn, void *obj,
+		 bool must_run, const struct shca_cmd_verb *args)
+{
+	struct shca_cmd cmd = {
+		.fn = fn,
+		.obj = obj,
+		.must_run = must_run,
+	};
+
+	if (args)
+		cmd.args.verb = *args;
+	return shca_cmd_exec(&to_shca_dev(ibdev)->cmdq, &cmd);
+}
+
+/**
  * shca_cmd_slot_get() - reserve a command slot for an asynchronous verb
  * @ibdev: the device the verb is for
  * @fn: the handler
@@ -183,11 +208,35 @@ void shca_cmd_slot_submit(struct shca_cmd *cmd)
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_cmd_slot_submit);
 
+/**
+ * shca_cmd_queue() - queue an asynchronous command that takes one object
+ * @ibdev: the device
+ * @fn: the handler, which finds @obj in cmd->obj
+ * @obj: the object
+ * @done: called with the handler's result, or NULL
+ * @ctx: @done's argument
+ *
+ * Context: any, hard-irq included.
+ * Return: as shca_cmd_slot_get(), 0 once queued.
+ */
+int shca_cmd_queue(struct ib_device *ibdev, shca_cmd_fn fn, void *obj,
+		   softhca_done_t done, void *ctx)
+{
+	struct shca_cmd *cmd = shca_cmd_slot_get(ibdev, fn, done, ctx);
+
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+	cmd->obj = obj;
+	shca_cmd_slot_submit(cmd);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_cmd_queue);
+
 int shca_cmdq_init(struct shca_cmdq *q, const char *name)
 {
 	int i;
 
-	q->slots = kcalloc(SHCA_CMDQ_SLOTS, sizeof(*q->slots), GFP_KERNEL);
+	q->slots = kvcalloc(SHCA_CMDQ_SLOTS, sizeof(*q->slots), GFP_KERNEL);
 	if (!q->slots)
 		return -ENOMEM;
 	/*
@@ -213,7 +262,7 @@ int shca_cmdq_init(struct shca_cmdq *q, const char *name)
 	return 0;
 
 err_free_slots:
-	kfree(q->slots);
+	kvfree(q->slots);
 	q->slots = NULL;
 	return -ENOMEM;
 }
@@ -226,5 +275,5 @@ void shca_cmdq_destroy(struct shca_cmdq *q)
 {
 	if (q->wq)
 		destroy_workqueue(q->wq);
-	kfree(q->slots);
+	kvfree(q->slots);
 }

@@ -36,6 +36,24 @@ struct shca_cmd_create_ah {
 	softhca_ah_done_t done;
 };
 
+struct shca_cmd_modify_qp {
+	struct ib_qp_attr attr;
+	int mask;
+};
+
+/* A synchronous verb's arguments, on its caller's stack. */
+struct shca_cmd_verb {
+	const void *attr;
+	int mask;
+	struct ib_udata *udata;
+	void *out;
+};
+
+struct shca_cmd_reg_mr {
+	u32 key;
+	int access;
+};
+
 /**
  * struct shca_cmd - one command
  * @work: queued on the device's ordered workqueue
@@ -67,7 +85,10 @@ struct shca_cmd {
 	struct list_head slot_entry;
 	void *obj;
 	union {
+		struct shca_cmd_verb verb;
 		struct shca_cmd_create_ah create_ah;
+		struct shca_cmd_modify_qp modify_qp;
+		struct shca_cmd_reg_mr reg_mr;
 	} args;
 };
 
@@ -98,9 +119,13 @@ struct shca_cmdq {
 int shca_cmdq_init(struct shca_cmdq *q, const char *name);
 void shca_cmdq_destroy(struct shca_cmdq *q);
 int shca_cmd_exec(struct shca_cmdq *q, struct shca_cmd *cmd);
+int shca_cmd_run(struct ib_device *ibdev, shca_cmd_fn fn, void *obj,
+		 bool must_run, const struct shca_cmd_verb *args);
 
 struct shca_cmd *shca_cmd_slot_get(struct ib_device *ibdev, shca_cmd_fn fn,
 				   softhca_done_t done, void *ctx);
 void shca_cmd_slot_submit(struct shca_cmd *cmd);
+int shca_cmd_queue(struct ib_device *ibdev, shca_cmd_fn fn, void *obj,
+		   softhca_done_t done, void *ctx);
 
 #endif /* SHCA_CMDQ_H */

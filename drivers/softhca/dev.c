@@ -156,6 +156,10 @@ static const struct {
 } shca_res_limits[SHCA_RES_MAX] = {
 	[SHCA_RES_PD] = { "PD", SHCA_MAX_PD },
 	[SHCA_RES_AH] = { "AH", SHCA_MAX_AH },
+	[SHCA_RES_CQ] = { "CQ", SHCA_MAX_CQ },
+	[SHCA_RES_QP] = { "QP", SHCA_MAX_QP },
+	[SHCA_RES_SRQ] = { "SRQ", SHCA_MAX_SRQ },
+	[SHCA_RES_MR] = { "MR", SHCA_MAX_MR },
 };
 
 /**
@@ -188,6 +192,9 @@ static void shca_dev_init(struct shca_dev *dev, struct net_device *ndev)
 
 	dev->ndev = ndev;
 	dev->port_state = shca_netdev_port_state(ndev);
+	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&dev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;
@@ -261,5 +268,11 @@ void shca_dev_dealloc(struct ib_device *ibdev)
 	struct shca_dev *dev = to_shca_dev(ibdev);
 
 	shca_cmdq_destroy(&dev->cmdq);
+	/* ib_core destroyed every QP and MR before this. */
+	WARN_ON_ONCE(!xa_empty(&dev->qps) || !xa_empty(&dev->mrs) ||
+		     !xa_empty(&dev->ahs));
+	xa_destroy(&dev->qps);
+	xa_destroy(&dev->mrs);
+	xa_destroy(&dev->ahs);
 	dev_put(dev->ndev);
 }

@@ -21,18 +21,23 @@
  */
 #define SHCA_LOCAL_DMA_LKEY 0
 
-/* Limits advertised by query_device; objects are counted against them. */
+/*
+ * Limits advertised by query_device; objects are counted against them.
+ * None is below what rdma_rxe advertises on the same kernel (an
+ * integration test compares them), but for the P_Key table: RoCE knows
+ * only the default P_Key.
+ */
 enum {
-	SHCA_MAX_QP = 65536,
-	SHCA_MAX_QP_WR = 16384,
+	SHCA_MAX_QP = 1 << 20,
+	SHCA_MAX_QP_WR = 1 << 20,
 	SHCA_MAX_SGE = 32,
-	SHCA_MAX_CQ = 65536,
-	SHCA_MAX_CQE = 65535,
-	SHCA_MAX_PD = 65536,
-	SHCA_MAX_MR = 262144,
-	SHCA_MAX_SRQ = 16384,
-	SHCA_MAX_SRQ_WR = 16384,
-	SHCA_MAX_AH = 65536,
+	SHCA_MAX_CQ = 1 << 20,
+	SHCA_MAX_CQE = (1 << 22) - 1,
+	SHCA_MAX_PD = 1 << 20,
+	SHCA_MAX_MR = 1 << 20,
+	SHCA_MAX_SRQ = 1 << 20,
+	SHCA_MAX_SRQ_WR = 1 << 20,
+	SHCA_MAX_AH = 1 << 20,
 	SHCA_MAX_INLINE = 256,
 	SHCA_MAX_RD_ATOMIC = 128,
 	SHCA_MAX_MCAST_GRP = 0,
@@ -45,6 +50,10 @@ enum {
 enum shca_res {
 	SHCA_RES_PD,
 	SHCA_RES_AH,
+	SHCA_RES_CQ,
+	SHCA_RES_QP,
+	SHCA_RES_SRQ,
+	SHCA_RES_MR,
 	SHCA_RES_MAX
 };
 
@@ -56,6 +65,14 @@ struct shca_dev {
 	enum ib_port_state port_state;
 	struct shca_cmdq cmdq;
 	atomic_t res[SHCA_RES_MAX];
+	/* QPN -> struct shca_qp; QPNs 0 and 1 are the special QPs' own. */
+	struct xarray qps;
+	u32 next_qpn;			/* cyclic allocation cursor */
+	/* AH number -> struct shca_ah; changed in any context. */
+	struct xarray ahs;
+	/* Key index (key >> 8) -> struct shca_mr. */
+	struct xarray mrs;
+	u32 next_mr;			/* cyclic allocation cursor */
 };
 
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)

@@ -12,6 +12,8 @@
 #include <rdma/softhca-abi.h>
 
 #include "dev.h"
+#include "event.h"
+#include "fault.h"
 
 static struct rdma_link_ops shca_link_ops = {
 	.type = SOFTHCA_LINK_TYPE,
@@ -54,11 +56,19 @@ static int __init shca_init(void)
 {
 	int ret;
 
-	ret = register_netdevice_notifier(&shca_netdev_nb);
+	ret = shca_wq_init();
 	if (ret)
 		return ret;
+	ret = register_netdevice_notifier(&shca_netdev_nb);
+	if (ret)
+		goto err_destroy_wq;
+	shca_fault_init();
 	rdma_link_register(&shca_link_ops);
 	return 0;
+
+err_destroy_wq:
+	shca_wq_destroy();
+	return ret;
 }
 
 static void __exit shca_exit(void)
@@ -66,6 +76,8 @@ static void __exit shca_exit(void)
 	rdma_link_unregister(&shca_link_ops);
 	ib_unregister_driver(SOFTHCA_DRIVER_ID);
 	unregister_netdevice_notifier(&shca_netdev_nb);
+	shca_fault_exit();
+	shca_wq_destroy();
 }
 
 module_init(shca_init);

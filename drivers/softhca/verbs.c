@@ -9,8 +9,13 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "ah.h"
+#include "cq.h"
 #include "dev.h"
+#include "mr.h"
 #include "pd.h"
+#include "qp.h"
+#include "queue.h"
+#include "srq.h"
 #include "verbs.h"
 
 /**
@@ -62,21 +67,47 @@ const struct ib_device_ops shca_dev_ops = {
 	.driver_id = SOFTHCA_DRIVER_ID,
 	.uverbs_abi_ver = SOFTHCA_UVERBS_ABI_VERSION,
 
+	.alloc_mr = shca_alloc_mr,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
 	.create_ah = shca_create_ah,
+	.create_cq = shca_create_cq,
+	.create_qp = shca_create_qp,
+	.create_srq = shca_create_srq,
 	.dealloc_driver = shca_dev_dealloc,
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
+	.dereg_mr = shca_dereg_mr,
 	.destroy_ah = shca_destroy_ah,
+	.destroy_cq = shca_destroy_cq,
+	.destroy_qp = shca_destroy_qp,
+	.destroy_srq = shca_destroy_srq,
+	.get_dma_mr = shca_get_dma_mr,
 	.get_link_layer = shca_get_link_layer,
 	.get_port_immutable = shca_get_port_immutable,
+	.map_mr_sg = shca_map_mr_sg,
+	.mmap = shca_mmap,
+	.mmap_free = shca_mmap_free,
+	.modify_qp = shca_modify_qp,
+	.modify_srq = shca_modify_srq,
+	.poll_cq = shca_poll_cq,
+	.post_recv = shca_post_recv,
+	.post_send = shca_post_send,
+	.post_srq_recv = shca_post_srq_recv,
 	.query_ah = shca_query_ah,
 	.query_device = shca_query_device,
 	.query_pkey = shca_query_pkey,
 	.query_port = shca_query_port,
+	.query_qp = shca_query_qp,
+	.query_srq = shca_query_srq,
+	.reg_user_mr = shca_reg_user_mr,
+	.req_notify_cq = shca_req_notify_cq,
+	.resize_cq = shca_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, shca_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, shca_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, shca_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibuc),
 };

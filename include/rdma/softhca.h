@@ -5,8 +5,10 @@
  * ib_core's control verbs may sleep.  A client that must create or
  * release an object from a hard-irq handler, a softirq, or with a spinlock
  * held can instead queue the verb here and be called back once it ran.
- * Address handles are served so far; QP, CQ and MR verbs follow with
- * those objects.
+ * Served: create/destroy AH, modify/destroy QP, destroy CQ, and
+ * registration/deregistration of a fast-registration MR allocated
+ * beforehand with ib_alloc_mr() (ib_map_mr_sg() on a softhca MR only
+ * fills its page list: it does not sleep and may be called in any context).
  *
  * Context: every softhca_async_*() call may be made from any context,
  * hard-irq included: it neither sleeps nor allocates memory.  It takes one
@@ -58,5 +60,14 @@ int softhca_async_create_ah(struct ib_pd *pd,
 			    softhca_ah_done_t done, void *ctx);
 int softhca_async_destroy_ah(struct ib_ah *ah, softhca_done_t done,
 			     void *ctx);
+int softhca_async_modify_qp(struct ib_qp *qp, const struct ib_qp_attr *attr,
+			    int attr_mask, softhca_done_t done, void *ctx);
+int softhca_async_destroy_qp(struct ib_qp *qp, softhca_done_t done,
+			     void *ctx);
+int softhca_async_destroy_cq(struct ib_cq *cq, softhca_done_t done,
+			     void *ctx);
+int softhca_async_reg_mr(struct ib_mr *mr, u32 key, int access,
+			 softhca_done_t done, void *ctx);
+int softhca_async_dereg_mr(struct ib_mr *mr, softhca_done_t done, void *ctx);
 
 #endif /* _RDMA_SOFTHCA_H */

@@ -34,4 +34,143 @@ struct softhca_alloc_ucontext_resp {
 	__aligned_u64 caps;
 };
 
+/*
+ * Queues (send and receive queues, SRQs, CQs) are rings of fixed-size
+ * entries that kernel and provider share through mmap.  A mapping starts
+ * with struct softhca_queue_ctrl; the entries follow at
+ * SOFTHCA_QUEUE_ENTRIES_OFFSET.  Indices run freely over the u32 range; an
+ * entry's slot is its index modulo the (power of two) number of entries.
+ * The producer writes an entry, then releases the new producer index; the
+ * consumer acquires the producer index, reads, then releases its own.
+ */
+struct softhca_queue_ctrl {
+	__u32 producer;
+	__u32 reserved0[15];	/* producer and consumer on their own lines */
+	__u32 consumer;
+	__u32 reserved1[15];
+};
+
+#define SOFTHCA_QUEUE_ENTRIES_OFFSET 128
+
+/* Where a queue is mapped: an mmap offset on the uverbs file, and length. */
+struct softhca_queue_map {
+	__aligned_u64 offset;
+	__aligned_u64 length;
+	__u32 num_entries;
+	__u32 entry_size;
+};
+
+/* Scatter/gather element of a work request. */
+struct softhca_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/* softhca_send_wqe.flags */
+enum {
+	SOFTHCA_WQE_SIGNALED = 1 << 0,
+	SOFTHCA_WQE_SOLICITED = 1 << 1,
+	SOFTHCA_WQE_FENCE = 1 << 2,
+	SOFTHCA_WQE_INLINE = 1 << 3,
+};
+
+/*
+ * Send queue entry.  opcode is an enum ib_uverbs_wr_opcode value.  It is
+ * followed by num_sge struct softhca_sge, or by inline data (length in
+ * inline_len) when SOFTHCA_WQE_INLINE is set.
+ */
+struct softhca_send_wqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;
+	__u8 flags;
+	__u8 num_sge;
+	__u8 reserved0;
+	__u32 ex;		/* immediate data (big endian) or rkey to invalidate */
+	__u32 inline_len;
+	__u32 reserved1;
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__u32 rkey;
+			__u32 reserved;
+		} atomic;
+		struct {
+			__u32 ah;	/* AH number from create_ah */
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 reserved;
+		} ud;
+		struct {
+			/* kernel only: the MR's new key names the MR too */
+			__u32 key;
+			__u32 access;
+		} reg;
+	};
+	__aligned_u64 reserved2;	/* the header is one 64-byte line */
+};
+
+/* Receive queue and SRQ entry, followed by num_sge struct softhca_sge. */
+struct softhca_recv_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+};
+
+/* softhca_cqe.flags */
+enum {
+	SOFTHCA_CQE_GRH = 1 << 0,
+	SOFTHCA_CQE_IMM = 1 << 1,
+	SOFTHCA_CQE_INV = 1 << 2,
+};
+
+/*
+ * Completion queue entry.  status is an enum ib_uverbs_wc_status value
+ * (the same numbers as ibv_wc_status), opcode an ib_uverbs_wc_opcode.
+ */
+struct softhca_cqe {
+	__aligned_u64 wr_id;
+	__u8 status;
+	__u8 opcode;
+	__u8 flags;
+	__u8 network_hdr_type;	/* RDMA_NETWORK_IPV4/IPV6, with GRH */
+	__u32 byte_len;
+	__u32 ex;		/* immediate data (big endian) or invalidated rkey */
+	__u32 qp_num;
+	__u32 src_qp;
+	__u8 smac[6];
+	__u16 vendor_err;
+	__u16 pkey_index;
+	__u16 reserved0;
+	__aligned_u64 reserved1[3];
+};
+
+/* create_cq: no request; the response maps the CQ ring. */
+struct softhca_create_cq_resp {
+	struct softhca_queue_map cq;
+};
+
+/* resize_cq: the response maps the new ring. */
+struct softhca_resize_cq_resp {
+	struct softhca_queue_map cq;
+};
+
+/* create_qp: no request; the response maps both work queues. */
+struct softhca_create_qp_resp {
+	struct softhca_queue_map sq;
+	struct softhca_queue_map rq;	/* length 0 when the QP uses an SRQ */
+};
+
+/* create_srq: no request; the response maps the SRQ ring. */
+struct softhca_create_srq_resp {
+	struct softhca_queue_map srq;
+};
+
 #endif /* SOFTHCA_ABI_USER_H */

@@ -1,0 +1,653 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Memory regions.
+ *
+ * ib_core does not allocate MRs (6.1 and 6.12), so the verbs do: they
+ * build the MR in the caller's context (pinning user memory needs the
+ * caller's mm, which the command queue worker has not), then one command
+ * counts it against the limit, gives it a key and publishes it in the
+ * device's xarray.  Deregistration unpublishes it by command, then waits
+ * until the data path has put every reference it took with shca_mr_get()
+ * before freeing anything.
+ *
+ * Three kinds: the DMA MR (ib_alloc_pd() with IB_PD_UNSAFE_GLOBAL_RKEY),
+ * whose iova is a kernel virtual address; user MRs over pinned pages; and
+ * fast-registration MRs, a page list that map_mr_sg fills and a REG_MR
+ * work request (or softhca_async_reg_mr()) makes valid, until LOCAL_INV
+ * or SEND_WITH_INV makes it invalid again.
+ */
+
+#include <kunit/visibility.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <rdma/softhca.h>
+
+#include "cmdq.h"
+#include "dev.h"
+#include "fault.h"
+#include "mr.h"
+#include "verbs.h"
+
+/*
+ * Flags a device may ignore: the IB_ACCESS_OPTIONAL range (relaxed
+ * ordering) and the IB_ACCESS_HUGETLB hint.  Anything else outside
+ * SHCA_MR_ACCESS (memory windows, zero-based, on-demand paging) is refused.
+ */
+#define SHCA_MR_ACCESS_IGNORED (IB_ACCESS_OPTIONAL | IB_ACCESS_HUGETLB)
+
+static int shca_mr_access_check(struct ib_device *ibdev, int access,
+				const char *verb)
+{
+	int unknown = access & ~(SHCA_MR_ACCESS | SHCA_MR_ACCESS_IGNORED);
+
+	if (!unknown)
+		return 0;
+	ibdev_dbg_ratelimited(ibdev, "%s: unsupported access flags %#x\n",
+			      verb, unknown);
+	return -EINVAL;
+}
+
+static struct shca_mr *shca_mr_new(struct ib_pd *pd, enum shca_mr_kind kind,
+				   int access)
+{
+	struct shca_mr *mr;
+
+	mr = shca_fault() ? NULL : kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return NULL;
+	mr->pd = pd;
+	mr->kind = kind;
+	mr->access = access & SHCA_MR_ACCESS;
+	kref_init(&mr->ref);
+	init_completion(&mr->released);
+	spin_lock_init(&mr->lock);
+	return mr;
+}
+
+/*
+ * Count the MR, reserve an index, set the key, then publish: a lookup
+ * sees either nothing or the finished MR (xa_store() orders the writes
+ * before it).  The variant byte is random so that keys do not follow
+ * each other in sequence.
+ */
+static int shca_mr_add_cmd(struct shca_cmd *cmd)
+{
+	struct shca_mr *mr = cmd->obj;
+	struct shca_dev *dev = to_shca_dev(mr->pd->device);
+	u32 index;
+	int ret;
+
+	ret = shca_dev_res_get(dev, SHCA_RES_MR);
+	if (ret)
+		return ret;
+	ret = shca_fault() ? -ENOMEM :
+	      xa_alloc_cyclic_irq(&dev->mrs, &index, NULL,
+				  XA_LIMIT(SHCA_MR_MIN_INDEX, SHCA_MR_MAX_INDEX),
+				  &dev->next_mr, GFP_KERNEL);
+	if (ret < 0)
+		goto err_res_put;
+
+	mr->index = index;
+	mr->key = (index << SHCA_MR_KEY_SHIFT) | get_random_u8();
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	/* Storing into the reserved entry allocates nothing. */
+	ret = xa_err(xa_store_irq(&dev->mrs, index, mr, GFP_KERNEL));
+	if (ret)
+		goto err_release_index;
+	return 0;
+
+err_release_index:
+	xa_erase_irq(&dev->mrs, index);
+err_res_put:
+	shca_dev_res_put(dev, SHCA_RES_MR);
+	return ret;
+}
+
+static int shca_mr_add(struct shca_mr *mr)
+{
+	return shca_cmd_run(mr->pd->device, shca_mr_add_cmd, mr, false, NULL);
+}
+
+/* Once erased, no new lookup finds the MR; those in flight may. */
+static int shca_mr_remove_cmd(struct shca_cmd *cmd)
+{
+	struct shca_mr *mr = cmd->obj;
+	struct shca_dev *dev = to_shca_dev(mr->pd->device);
+
+	xa_erase_irq(&dev->mrs, mr->index);
+	shca_dev_res_put(dev, SHCA_RES_MR);
+	return 0;
+}
+
+struct ib_mr *shca_get_dma_mr(struct ib_pd *pd, int access)
+{
+	struct shca_mr *mr;
+	int ret;
+
+	ret = shca_mr_access_check(pd->device, access, "get_dma_mr");
+	if (ret)
+		return ERR_PTR(ret);
+	mr = shca_mr_new(pd, SHCA_MR_DMA, access);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	/* The whole address space; shca_mr_iova_page() checks addresses. */
+	mr->iova = 0;
+	mr->length = U64_MAX;
+	mr->valid = true;
+
+	ret = shca_mr_add(mr);
+	if (ret)
+		goto err_free_mr;
+	return &mr->ibmr;
+
+err_free_mr:
+	kfree(mr);
+	return ERR_PTR(ret);
+}
+
+/*
+ * One struct page per PAGE_SIZE of the umem, so that the data path finds
+ * the page behind an iova by index, whatever page sizes back the memory.
+ */
+static int shca_mr_user_pages(struct shca_mr *mr)
+{
+	struct ib_umem *umem = mr->user.umem;
+	size_t npages = ib_umem_num_pages(umem);
+	struct sg_page_iter iter;
+	struct page **pages;
+	size_t i = 0;
+
+	pages = shca_fault() ? NULL :
+		kvcalloc(npages, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {
+		if (WARN_ON_ONCE(i == npages))
+			break;
+		pages[i++] = sg_page_iter_page(&iter);
+	}
+	if (WARN_ON_ONCE(i != npages)) {
+		kvfree(pages);
+		return -EFAULT;
+	}
+	mr->user.pages = pages;
+	mr->user.npages = npages;
+	return 0;
+}
+
+static int shca_reg_user_mr_check(struct ib_pd *pd, u64 start, u64 length,
+				  u64 virt_addr, int access,
+				  struct ib_udata *udata)
+{
+	struct ib_device *ibdev = pd->device;
+	int ret;
+
+	ret = shca_udata_no_request(ibdev, udata, "reg_user_mr");
+	if (ret)
+		return ret;
+	ret = shca_mr_access_check(ibdev, access, "reg_user_mr");
+	if (ret)
+		return ret;
+	/* The last byte's iova and address must not wrap. */
+	if (!length || virt_addr + length - 1 < virt_addr ||
+	    start + length - 1 < start) {
+		ibdev_dbg(ibdev, "reg_user_mr: bad range %#llx+%#llx at %#llx\n",
+			  start, length, virt_addr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct ib_mr *shca_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+			       u64 virt_addr, int access,
+			       struct ib_udata *udata)
+{
+	struct ib_umem *umem;
+	struct shca_mr *mr;
+	int ret;
+
+	ret = shca_reg_user_mr_check(pd, start, length, virt_addr, access,
+				     udata);
+	if (ret)
+		return ERR_PTR(ret);
+	mr = shca_mr_new(pd, SHCA_MR_USER, access);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->iova = virt_addr;
+	mr->length = length;
+	mr->valid = true;
+
+	/* In the caller's context: ib_umem_get() pins current->mm's pages. */
+	umem = ib_umem_get(pd->device, start, length, access);
+	if (IS_ERR(umem)) {
+		ret = PTR_ERR(umem);
+		ibdev_dbg(pd->device, "reg_user_mr: cannot pin: %d\n", ret);
+		goto err_free_mr;
+	}
+	mr->user.umem = umem;
+	ret = shca_mr_user_pages(mr);
+	if (ret)
+		goto err_release_umem;
+
+	ret = shca_mr_add(mr);
+	if (ret)
+		goto err_free_pages;
+	return &mr->ibmr;
+
+err_free_pages:
+	kvfree(mr->user.pages);
+err_release_umem:
+	ib_umem_release(umem);
+err_free_mr:
+	kfree(mr);
+	return ERR_PTR(ret);
+}
+
+struct ib_mr *shca_alloc_mr(struct ib_pd *pd, enum ib_mr_type mr_type,
+			    u32 max_num_sg)
+{
+	struct shca_mr *mr;
+	int ret;
+
+	if (mr_type != IB_MR_TYPE_MEM_REG || !max_num_sg ||
+	    max_num_sg > SHCA_MAX_FAST_REG_PAGES) {
+		ibdev_dbg(pd->device, "alloc_mr: type %d, %u pages\n",
+			  mr_type, max_num_sg);
+		return ERR_PTR(-EINVAL);
+	}
+	/* Invalid (free) until registered. */
+	mr = shca_mr_new(pd, SHCA_MR_FAST_REG, 0);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	/* Here, not in map_mr_sg: that one may run in any context. */
+	mr->frwr.pages = shca_fault() ? NULL :
+		kcalloc(max_num_sg, sizeof(*mr->frwr.pages), GFP_KERNEL);
+	if (!mr->frwr.pages) {
+		ret = -ENOMEM;
+		goto err_free_mr;
+	}
+	mr->frwr.max_pages = max_num_sg;
+
+	ret = shca_mr_add(mr);
+	if (ret)
+		goto err_free_pages;
+	return &mr->ibmr;
+
+err_free_pages:
+	kfree(mr->frwr.pages);
+err_free_mr:
+	kfree(mr);
+	return ERR_PTR(ret);
+}
+
+/* ib_sg_to_pages() callback; any context. */
+static int shca_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct shca_mr_frwr *frwr = &to_shca_mr(ibmr)->frwr;
+
+	if (unlikely(frwr->map.npages == frwr->max_pages))
+		return -ENOMEM;
+	frwr->pages[frwr->map.npages++] = addr;
+	return 0;
+}
+
+/*
+ * Context: any, hard-irq included: fills the page list alloc_mr
+ * allocated, and neither sleeps nor allocates.  The consumer owns the
+ * mapping of an invalid MR, so there is nothing to lock against here.
+ */
+int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset)
+{
+	struct shca_mr *mr = to_shca_mr(ibmr);
+	struct shca_mr_frwr *frwr = &mr->frwr;
+	int n;
+
+	if (mr->kind != SHCA_MR_FAST_REG || !is_power_of_2(ibmr->page_size)) {
+		ibdev_dbg_ratelimited(ibmr->device,
+				      "map_mr_sg: MR kind %d, page size %u\n",
+				      mr->kind, ibmr->page_size);
+		return -EINVAL;
+	}
+	frwr->map.npages = 0;
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, shca_mr_set_page);
+	frwr->map.shift = ilog2(ibmr->page_size);
+	/* Taken now: a ULP may rewrite ibmr->iova before registering. */
+	frwr->map.offset = ibmr->iova & (ibmr->page_size - 1);
+	return n;
+}
+
+/* Context: process; sleeps until the data path put its references. */
+int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct shca_mr *mr = to_shca_mr(ibmr);
+	int ret;
+
+	ret = shca_cmd_run(mr->pd->device, shca_mr_remove_cmd, mr, true, NULL);
+	if (ret)
+		return ret;
+	shca_mr_put(mr);
+	wait_for_completion(&mr->released);
+
+	/* The undo of creation, whichever kind it was. */
+	if (mr->kind == SHCA_MR_FAST_REG) {
+		kfree(mr->frwr.pages);
+	} else if (mr->kind == SHCA_MR_USER) {
+		kvfree(mr->user.pages);
+		ib_umem_release(mr->user.umem);
+	}
+	kfree_rcu(mr, rcu);
+	return 0;
+}
+
+/**
+ * shca_mr_get() - find an MR by its key and take a reference
+ * @dev: the device
+ * @key: the full key (lkey or rkey) as a work request or packet names it
+ *
+ * Context: any, hard-irq included.
+ * Return: the MR, to release with shca_mr_put(), or NULL when no MR has
+ * @key as its current key (variant byte included) or it is being
+ * deregistered.
+ */
+struct shca_mr *shca_mr_get(struct shca_dev *dev, u32 key)
+{
+	struct shca_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&dev->mrs, key >> SHCA_MR_KEY_SHIFT);
+	if (mr && (READ_ONCE(mr->key) != key ||
+		   !kref_get_unless_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_get);
+
+static void shca_mr_release(struct kref *ref)
+{
+	complete(&container_of(ref, struct shca_mr, ref)->released);
+}
+
+/* Context: any. */
+void shca_mr_put(struct shca_mr *mr)
+{
+	kref_put(&mr->ref, shca_mr_release);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_put);
+
+/* [iova, iova + len) inside [start, start + size), without overflowing. */
+static bool shca_mr_in_range(u64 start, u64 size, u64 iova, u64 len)
+{
+	return iova >= start && iova - start <= size &&
+	       len <= size - (iova - start);
+}
+
+/**
+ * shca_mr_check() - may a request use these bytes of an MR?
+ * @mr: the MR, from shca_mr_get()
+ * @key: the key the request named
+ * @pd: the PD of the QP the request came through
+ * @iova: the first byte
+ * @len: the number of bytes
+ * @access: IB_ACCESS_* the request needs (0 for a local read)
+ *
+ * Checked together under the MR's lock, so that a concurrent
+ * invalidation or re-registration cannot split them.
+ *
+ * Context: any, hard-irq included.
+ * Return: 0; -EACCES when the MR is invalid, its key changed, its PD
+ * differs or it does not grant @access; -ERANGE when the bytes are not
+ * all inside it.
+ */
+int shca_mr_check(struct shca_mr *mr, u32 key, struct ib_pd *pd, u64 iova,
+		  u64 len, int access)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (!mr->valid || mr->key != key || mr->pd != pd ||
+	    (mr->access & access) != access)
+		ret = -EACCES;
+	else if (!shca_mr_in_range(mr->iova, mr->length, iova, len))
+		ret = -ERANGE;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_check);
+
+/* A kernel virtual address in the linear map, or NULL. */
+static struct page *shca_mr_kva_page(u64 addr, unsigned int *offset)
+{
+	void *va = (void *)(uintptr_t)addr;
+
+	if (!virt_addr_valid(va))
+		return NULL;
+	*offset = offset_in_page(va);
+	return virt_to_page(va);
+}
+
+static struct page *shca_mr_user_page(struct shca_mr *mr, u64 iova,
+				      unsigned int *offset)
+{
+	u64 off = iova - mr->iova;	/* fixed for a user MR's life */
+	size_t i;
+
+	if (iova < mr->iova || off >= mr->length)
+		return NULL;
+	off += ib_umem_offset(mr->user.umem);
+	i = off >> PAGE_SHIFT;
+	if (WARN_ON_ONCE(i >= mr->user.npages))
+		return NULL;
+	*offset = off & ~PAGE_MASK;
+	return mr->user.pages[i];
+}
+
+/*
+ * Lock-free: a registration racing with the caller may send it to other
+ * bytes of the page list (as it would on hardware), never outside it.
+ */
+static struct page *shca_mr_frwr_page(struct shca_mr *mr, u64 iova,
+				      unsigned int *offset)
+{
+	u64 start = READ_ONCE(mr->iova);
+	u8 shift = READ_ONCE(mr->layout.shift);
+	u64 off = iova - start;
+	u32 i;
+
+	if (iova < start || off >= READ_ONCE(mr->length))
+		return NULL;
+	off += READ_ONCE(mr->layout.offset);
+	if (off >> shift >= min(READ_ONCE(mr->layout.npages),
+				mr->frwr.max_pages))
+		return NULL;
+	i = off >> shift;
+	return shca_mr_kva_page(mr->frwr.pages[i] +
+				(off & (BIT_ULL(shift) - 1)), offset);
+}
+
+/**
+ * shca_mr_iova_page() - the page holding one byte of an MR
+ * @mr: the MR, from shca_mr_get() and checked with shca_mr_check()
+ * @iova: the byte
+ * @offset: set to the byte's offset in the page
+ *
+ * The bytes from there to the end of the page are contiguous; map the
+ * page with kmap_local_page() and ask again for the next ones.
+ *
+ * Context: any, hard-irq included.
+ * Return: the page, or NULL when @iova is not backed by the MR.
+ */
+struct page *shca_mr_iova_page(struct shca_mr *mr, u64 iova,
+			       unsigned int *offset)
+{
+	switch (mr->kind) {
+	case SHCA_MR_DMA:
+		return shca_mr_kva_page(iova, offset);
+	case SHCA_MR_USER:
+		return shca_mr_user_page(mr, iova, offset);
+	case SHCA_MR_FAST_REG:
+		return shca_mr_frwr_page(mr, iova, offset);
+	}
+	return NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_iova_page);
+
+/* Does the page list map_mr_sg built cover the iova range? */
+static bool shca_mr_map_covers(struct shca_mr *mr)
+{
+	const struct shca_mr_layout *map = &mr->frwr.map;
+	u64 mapped = (u64)map->npages << map->shift;
+
+	return map->offset <= mapped && mr->ibmr.length <= mapped - map->offset;
+}
+
+static void shca_mr_set_valid(struct shca_mr *mr, u32 key, int access)
+{
+	WRITE_ONCE(mr->key, key);
+	WRITE_ONCE(mr->access, access & SHCA_MR_ACCESS);
+	WRITE_ONCE(mr->iova, mr->ibmr.iova);
+	WRITE_ONCE(mr->length, mr->ibmr.length);
+	WRITE_ONCE(mr->layout.npages, mr->frwr.map.npages);
+	WRITE_ONCE(mr->layout.offset, mr->frwr.map.offset);
+	WRITE_ONCE(mr->layout.shift, mr->frwr.map.shift);
+	WRITE_ONCE(mr->valid, true);
+}
+
+/**
+ * shca_mr_fast_reg() - register a fast-registration MR (REG_MR)
+ * @mr: an MR from alloc_mr, its page list filled by ib_map_mr_sg()
+ * @key: the new key: the MR's index and a variant byte of the consumer's
+ *	choice (as ib_update_fast_reg_key() sets it)
+ * @access: IB_ACCESS_* to grant
+ *
+ * Takes the iova and length map_mr_sg left in @mr->ibmr.  The MR must be
+ * invalid: re-registering a valid MR is an error, as on hardware.
+ *
+ * Context: any, hard-irq included.
+ * Return: 0, or -EINVAL for an MR of another kind, a key with another
+ * index, unknown access flags, a page list that does not cover the range,
+ * or a valid MR.
+ */
+int shca_mr_fast_reg(struct shca_mr *mr, u32 key, int access)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	if (mr->kind != SHCA_MR_FAST_REG ||
+	    key >> SHCA_MR_KEY_SHIFT != mr->index ||
+	    shca_mr_access_check(mr->pd->device, access, "reg_mr") ||
+	    !shca_mr_map_covers(mr))
+		return -EINVAL;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->valid)
+		ret = -EINVAL;
+	else
+		shca_mr_set_valid(mr, key, access);
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_fast_reg);
+
+/**
+ * shca_mr_invalidate() - invalidate a fast-registration MR
+ * @mr: the MR
+ * @key: the key the LOCAL_INV or SEND_WITH_INV named
+ *
+ * Context: any, hard-irq included.
+ * Return: 0 (also for an MR already invalid), or -EINVAL for an MR of
+ * another kind or a key that is not its current one.
+ */
+int shca_mr_invalidate(struct shca_mr *mr, u32 key)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	if (mr->kind != SHCA_MR_FAST_REG)
+		return -EINVAL;
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->key != key)
+		ret = -EINVAL;
+	else
+		WRITE_ONCE(mr->valid, false);
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_invalidate);
+
+/*
+ * Unlike a REG_MR work request, whose poster already updated the keys,
+ * the asynchronous registration leaves ibmr's lkey and rkey naming it.
+ */
+static int shca_mr_async_reg_cmd(struct shca_cmd *cmd)
+{
+	struct shca_cmd_reg_mr *args = &cmd->args.reg_mr;
+	struct shca_mr *mr = cmd->obj;
+	int ret;
+
+	ret = shca_mr_fast_reg(mr, args->key, args->access);
+	if (ret)
+		return ret;
+	ib_update_fast_reg_key(&mr->ibmr, args->key & 0xff);
+	return 0;
+}
+
+/**
+ * softhca_async_reg_mr() - register a fast-registration MR from atomic context
+ * @mr: an MR from ib_alloc_mr(IB_MR_TYPE_MEM_REG), invalid, whose page
+ *	list ib_map_mr_sg() filled (that may be done in any context)
+ * @key: the new key: @mr's index (the upper 24 bits of its lkey) and a
+ *	variant byte, as ib_inc_rkey() makes it
+ * @access: IB_ACCESS_* to grant
+ * @done: called with 0 once @mr is valid under @key, with @mr->lkey and
+ *	@mr->rkey set to @key; or with -EINVAL (see shca_mr_fast_reg()); or
+ *	NULL
+ * @ctx: @done's argument
+ *
+ * What a REG_MR work request does, without a QP.  See <rdma/softhca.h> for
+ * context, ordering and lifetime rules.
+ * Return: 0 when queued; -EBUSY, -EIO or -EOPNOTSUPP (then @done is not
+ * called).
+ */
+int softhca_async_reg_mr(struct ib_mr *mr, u32 key, int access,
+			 softhca_done_t done, void *ctx)
+{
+	struct shca_cmd *cmd;
+
+	cmd = shca_cmd_slot_get(mr->device, shca_mr_async_reg_cmd, done, ctx);
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+	cmd->obj = to_shca_mr(mr);
+	cmd->args.reg_mr.key = key;
+	cmd->args.reg_mr.access = access;
+	shca_cmd_slot_submit(cmd);
+	return 0;
+}
+EXPORT_SYMBOL(softhca_async_reg_mr);
+
+static int shca_mr_async_dereg_cmd(struct shca_cmd *cmd)
+{
+	return ib_dereg_mr(cmd->obj);
+}
+
+/**
+ * softhca_async_dereg_mr() - deregister an MR from atomic context
+ * @mr: the MR, of any kind
+ * @done: called with the result once @mr is freed, or NULL
+ * @ctx: @done's argument
+ *
+ * Queues ib_dereg_mr(@mr), which first waits for the data path to finish
+ * with the MR.  See <rdma/softhca.h> for context, ordering and lifetime
+ * rules.
+ * Return: 0 when queued; -EBUSY, -EIO or -EOPNOTSUPP (then @done is not
+ * called and @mr still exists).
+ */
+int softhca_async_dereg_mr(struct ib_mr *mr, softhca_done_t done, void *ctx)
+{
+	return shca_cmd_queue(mr->device, shca_mr_async_dereg_cmd, mr, done,
+			      ctx);
+}
+EXPORT_SYMBOL(softhca_async_dereg_mr);

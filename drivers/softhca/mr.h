@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Memory regions: the verbs that create and destroy them, and what the
+ * data path needs to use one: find it by key, check a request against it,
+ * find the page behind an iova, and (for REG_MR, LOCAL_INV and
+ * SEND_WITH_INV work requests) register and invalidate it.
+ *
+ * A key is (index << SHCA_MR_KEY_SHIFT) | variant: the index names the MR
+ * in the device's xarray for as long as it exists, the variant byte is
+ * random at creation and then chosen by the consumer at each fast
+ * registration (ib_update_fast_reg_key()).  lkey and rkey are equal.
+ */
+#ifndef SHCA_MR_H
+#define SHCA_MR_H
+
+#include <linux/kref.h>
+#include <linux/spinlock.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+
+struct shca_dev;
+
+#define SHCA_MR_KEY_SHIFT 8
+/* Index 0 is never used: keys 0..255 hold SHCA_LOCAL_DMA_LKEY. */
+#define SHCA_MR_MIN_INDEX 1
+#define SHCA_MR_MAX_INDEX (U32_MAX >> SHCA_MR_KEY_SHIFT)
+
+/* The access flags an MR records and the data path enforces. */
+#define SHCA_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+enum shca_mr_kind {
+	/* iova is a kernel virtual address, over the whole address space */
+	SHCA_MR_DMA,
+	/* pinned user memory, registered once by reg_user_mr */
+	SHCA_MR_USER,
+	/* a page list, (re-)registered by REG_MR, invalid in between */
+	SHCA_MR_FAST_REG,
+};
+
+/* How a fast-registration MR's page list covers its iova range. */
+struct shca_mr_layout {
+	u32 npages;		/* page list entries in use */
+	u32 offset;		/* offset of iova in the first page */
+	u8 shift;		/* log2 of the page size */
+};
+
+/* Pinned user memory: one struct page per PAGE_SIZE of the umem. */
+struct shca_mr_user {
+	struct ib_umem *umem;
+	struct page **pages;
+	size_t npages;
+};
+
+/*
+ * A fast-registration MR's page list: kernel virtual addresses (softhca
+ * does virtual DMA, so ib_dma_map_*() yields those), one per page of
+ * map.shift bytes.  map_mr_sg fills it while the MR is invalid; a
+ * registration snapshots map into struct shca_mr's layout.
+ */
+struct shca_mr_frwr {
+	u64 *pages;
+	u32 max_pages;
+	struct shca_mr_layout map;
+};
+
+/**
+ * struct shca_mr - a memory region
+ * @ibmr: ib_core's part; ib_core sets its pd, type and so on only after
+ *	the verb returned, and owns lkey/rkey of a fast-registration MR
+ * @pd: the PD, set before the MR is published
+ * @kind: DMA, user or fast-registration
+ * @index: the key's index, fixed for the MR's life
+ * @ref: one reference while the MR is in the xarray, one per data-path user
+ * @released: completed when the last reference is put
+ * @rcu: the struct is freed after a grace period: shca_mr_get() may still
+ *	be looking at it
+ * @lock: protects the registration below; any context, irqsave
+ * @key: the current full key; also read lock-free by shca_mr_get()
+ * @access: IB_ACCESS_* granted, within SHCA_MR_ACCESS
+ * @valid: registered (a fast-registration MR starts invalid)
+ * @iova: first byte
+ * @length: bytes from @iova
+ * @layout: the registered page list geometry (fast-registration MRs)
+ * @user: user MRs' pinned pages
+ * @frwr: fast-registration MRs' page list
+ *
+ * The registration fields are written under @lock with WRITE_ONCE(), so
+ * that shca_mr_iova_page() may read them without it.
+ */
+struct shca_mr {
+	struct ib_mr ibmr;
+	struct ib_pd *pd;
+	enum shca_mr_kind kind;
+	u32 index;
+	struct kref ref;
+	struct completion released;
+	struct rcu_head rcu;
+
+	spinlock_t lock;		/* protects the registration */
+	u32 key;
+	int access;
+	bool valid;
+	u64 iova;
+	u64 length;
+	struct shca_mr_layout layout;
+
+	union {
+		struct shca_mr_user user;
+		struct shca_mr_frwr frwr;
+	};
+};
+
+static inline struct shca_mr *to_shca_mr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct shca_mr, ibmr);
+}
+
+struct ib_mr *shca_get_dma_mr(struct ib_pd *pd, int access);
+struct ib_mr *shca_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+			       u64 virt_addr, int access,
+			       struct ib_udata *udata);
+struct ib_mr *shca_alloc_mr(struct ib_pd *pd, enum ib_mr_type mr_type,
+			    u32 max_num_sg);
+int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset);
+int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* For the data path; any context. */
+struct shca_mr *shca_mr_get(struct shca_dev *dev, u32 key);
+void shca_mr_put(struct shca_mr *mr);
+int shca_mr_check(struct shca_mr *mr, u32 key, struct ib_pd *pd, u64 iova,
+		  u64 len, int access);
+struct page *shca_mr_iova_page(struct shca_mr *mr, u64 iova,
+			       unsigned int *offset);
+int shca_mr_fast_reg(struct shca_mr *mr, u32 key, int access);
+int shca_mr_invalidate(struct shca_mr *mr, u32 key);
+
+#endif /* SHCA_MR_H */

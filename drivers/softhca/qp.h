@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Queue pairs: RC, UC, UD and the GSI QP.  Control verbs run on the
+ * command queue; posting only writes work queue entries into the rings and
+ * rings the doorbell, in any context.
+ */
+#ifndef SHCA_QP_H
+#define SHCA_QP_H
+
+#include <linux/kref.h>
+#include <rdma/ib_verbs.h>
+
+#include "ah.h"
+#include "event.h"
+#include "queue.h"
+
+struct shca_dev;
+
+/* One work queue of a QP. */
+struct shca_qp_queue {
+	struct shca_queue queue;
+	spinlock_t lock;		/* serialises kernel posters */
+	u32 max_sge;
+};
+
+struct shca_qp {
+	struct ib_qp ibqp;
+	/* Held by the QPN table and by whoever found the QP there. */
+	struct kref ref;
+	struct completion released;
+	/*
+	 * Changed by modify_qp (on the command queue) and by the data path
+	 * (to SQE or ERR); read locklessly by posters.
+	 */
+	enum ib_qp_state state;
+	/*
+	 * Attributes set by modify_qp, as query_qp reports them, but for the
+	 * primary path, which is in av; no address vector keeps the sgid_attr
+	 * reference ib_core holds for the verb's duration.
+	 */
+	struct ib_qp_attr attr;
+	struct shca_av av;
+	enum ib_sig_type sq_sig_type;
+	u32 max_inline;
+	struct shca_qp_queue sq;
+	struct shca_qp_queue rq;		/* unused with an SRQ */
+	struct work_struct flush_work;	/* flushes both queues in ERR */
+	struct shca_events events;
+};
+
+static inline struct shca_qp *to_shca_qp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct shca_qp, ibqp);
+}
+
+struct shca_qp *shca_qp_get(struct shca_dev *dev, u32 qpn);
+void shca_qp_put(struct shca_qp *qp);
+struct ib_qp *shca_qp_ib_lookup(struct shca_dev *dev, u32 qpn);
+
+int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		   struct ib_udata *udata);
+int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata);
+int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init);
+int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
+int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr);
+
+void shca_qp_flush_work(struct work_struct *work);
+
+/* Shared with SRQs. */
+int shca_recv_wqes_post(struct ib_device *ibdev, struct shca_queue *q,
+			spinlock_t *lock, u32 max_sge,
+			const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr, u32 *posted);
+u32 shca_recv_wqe_size(u32 max_sge);
+
+#endif /* SHCA_QP_H */

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Posting work requests, and flushing them.
+ *
+ * A post checks the work request, writes it into the ring as a WQE and
+ * rings the doorbell; it never moves payload (but for inline data, at most
+ * SHCA_MAX_INLINE bytes) and never completes anything itself.  Posts run in
+ * any context, hard-irq included, under the work queue's own spinlock.
+ *
+ * A QP in the error state completes everything posted to it with
+ * IB_WC_WR_FLUSH_ERR, from flush_work on shca_wq: never inside the post
+ * that asked for it, so a consumer whose completion handler reposts
+ * cannot recurse.
+ */
+
+#include "cq.h"
+#include "dev.h"
+#include "qp.h"
+
+/* Work queue entries flushed per run of flush_work, before it yields. */
+#define SHCA_FLUSH_BATCH 256
+
+#define SHCA_QPT_CONNECTED (BIT(IB_QPT_RC) | BIT(IB_QPT_UC))
+#define SHCA_QPT_DATAGRAM (BIT(IB_QPT_UD) | BIT(IB_QPT_GSI))
+
+/* What each send opcode completes as, and which QP types may post it. */
+static const struct {
+	u8 wc_opcode;
+	u8 qp_types;
+} shca_send_ops[] = {
+	[IB_WR_RDMA_WRITE] = { IB_WC_RDMA_WRITE, SHCA_QPT_CONNECTED },
+	[IB_WR_RDMA_WRITE_WITH_IMM] = { IB_WC_RDMA_WRITE, SHCA_QPT_CONNECTED },
+	[IB_WR_SEND] = { IB_WC_SEND, SHCA_QPT_CONNECTED | SHCA_QPT_DATAGRAM },
+	[IB_WR_SEND_WITH_IMM] = { IB_WC_SEND,
+				  SHCA_QPT_CONNECTED | SHCA_QPT_DATAGRAM },
+	[IB_WR_RDMA_READ] = { IB_WC_RDMA_READ, BIT(IB_QPT_RC) },
+	[IB_WR_ATOMIC_CMP_AND_SWP] = { IB_WC_COMP_SWAP, BIT(IB_QPT_RC) },
+	[IB_WR_ATOMIC_FETCH_AND_ADD] = { IB_WC_FETCH_ADD, BIT(IB_QPT_RC) },
+	[IB_WR_LOCAL_INV] = { IB_WC_LOCAL_INV, SHCA_QPT_CONNECTED },
+	[IB_WR_SEND_WITH_INV] = { IB_WC_SEND, BIT(IB_QPT_RC) },
+	[IB_WR_REG_MR] = { IB_WC_REG_MR, SHCA_QPT_CONNECTED },
+};
+
+static bool shca_send_op_ok(const struct shca_qp *qp, unsigned int opcode)
+{
+	return opcode < ARRAY_SIZE(shca_send_ops) &&
+	       shca_send_ops[opcode].qp_types & BIT(qp->ibqp.qp_type);
+}
+
+static u32 shca_send_wqe_ex(const struct ib_send_wr *wr)
+{
+	switch (wr->opcode) {
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return (__force u32)wr->ex.imm_data;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		return wr->ex.invalidate_rkey;
+	default:
+		return 0;
+	}
+}
+
+static void shca_send_wqe_op(struct softhca_send_wqe *wqe,
+			     const struct ib_send_wr *wr)
+{
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		wqe->rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->rdma.rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		wqe->atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		wqe->atomic.compare_add = atomic_wr(wr)->compare_add;
+		wqe->atomic.swap = atomic_wr(wr)->swap;
+		wqe->atomic.rkey = atomic_wr(wr)->rkey;
+		break;
+	case IB_WR_REG_MR:
+		wqe->reg.key = reg_wr(wr)->key;
+		wqe->reg.access = reg_wr(wr)->access;
+		break;
+	default:
+		break;
+	}
+}
+
+/* Copies inline data now: the caller may reuse its buffers on return. */
+static int shca_send_wqe_inline(struct shca_qp *qp,
+				struct softhca_send_wqe *wqe,
+				const struct ib_send_wr *wr)
+{
+	void *data = wqe + 1;
+	u32 len = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length > qp->max_inline - len)
+			return -EINVAL;
+		memcpy(data + len, (void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		len += wr->sg_list[i].length;
+	}
+	wqe->flags |= SOFTHCA_WQE_INLINE;
+	wqe->inline_len = len;
+	return 0;
+}
+
+static void shca_wqe_sges(struct softhca_sge *sge, const struct ib_sge *sg,
+			  int num)
+{
+	int i;
+
+	for (i = 0; i < num; i++)
+		sge[i] = (struct softhca_sge){
+			.addr = sg[i].addr,
+			.length = sg[i].length,
+			.lkey = sg[i].lkey,
+		};
+}
+
+static int shca_send_wqe_write(struct shca_qp *qp,
+			       struct softhca_send_wqe *wqe,
+			       const struct ib_send_wr *wr)
+{
+	if (!shca_send_op_ok(qp, wr->opcode) || wr->num_sge < 0 ||
+	    wr->num_sge > qp->sq.max_sge)
+		return -EINVAL;
+
+	*wqe = (struct softhca_send_wqe){
+		.wr_id = wr->wr_id,
+		.opcode = wr->opcode,
+		.num_sge = wr->num_sge,
+		.ex = shca_send_wqe_ex(wr),
+	};
+	if (wr->send_flags & IB_SEND_SIGNALED ||
+	    qp->sq_sig_type == IB_SIGNAL_ALL_WR)
+		wqe->flags |= SOFTHCA_WQE_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		wqe->flags |= SOFTHCA_WQE_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		wqe->flags |= SOFTHCA_WQE_FENCE;
+	if (BIT(qp->ibqp.qp_type) & SHCA_QPT_DATAGRAM) {
+		if (!ud_wr(wr)->ah)
+			return -EINVAL;
+		wqe->ud.ah = to_shca_ah(ud_wr(wr)->ah)->num;
+		wqe->ud.remote_qpn = ud_wr(wr)->remote_qpn;
+		wqe->ud.remote_qkey = ud_wr(wr)->remote_qkey;
+	}
+	shca_send_wqe_op(wqe, wr);
+	if (wr->send_flags & IB_SEND_INLINE)
+		return shca_send_wqe_inline(qp, wqe, wr);
+	shca_wqe_sges((struct softhca_sge *)(wqe + 1), wr->sg_list,
+		      wr->num_sge);
+	return 0;
+}
+
+u32 shca_recv_wqe_size(u32 max_sge)
+{
+	return ALIGN(sizeof(struct softhca_recv_wqe) +
+		     max_sge * sizeof(struct softhca_sge), SMP_CACHE_BYTES);
+}
+
+static int shca_recv_wqe_write(struct ib_device *ibdev, void *slot,
+			       const struct ib_recv_wr *wr, u32 max_sge)
+{
+	struct softhca_recv_wqe *wqe = slot;
+
+	if (wr->num_sge < 0 || wr->num_sge > max_sge) {
+		ibdev_dbg_ratelimited(ibdev, "post_recv: %d SGEs (max %u)\n",
+				      wr->num_sge, max_sge);
+		return -EINVAL;
+	}
+	*wqe = (struct softhca_recv_wqe){
+		.wr_id = wr->wr_id,
+		.num_sge = wr->num_sge,
+	};
+	shca_wqe_sges((struct softhca_sge *)(wqe + 1), wr->sg_list,
+		      wr->num_sge);
+	return 0;
+}
+
+static void shca_qp_doorbell(struct shca_qp *qp)
+{
+	/*
+	 * The WQEs are published before the state is read; pairs with the
+	 * barrier in shca_qp_set_state(), so that a QP moving to ERR meanwhile
+	 * flushes them either way.
+	 */
+	smp_mb();
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		queue_work(shca_wq, &qp->flush_work);
+}
+
+/*
+ * The IBA lets a QP take sends from RTS on and receives from INIT on.  A
+ * user QP's rings are the provider's to write: a WR copied in by ib_uverbs
+ * would race with it, so only kernel consumers post through here.
+ */
+static int shca_qp_post_check(struct shca_qp *qp, bool send)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	const char *verb = send ? "post_send" : "post_recv";
+
+	if (qp->ibqp.uobject) {
+		ibdev_dbg_ratelimited(qp->ibqp.device,
+				      "%s: QP %u belongs to user space\n",
+				      verb, qp->ibqp.qp_num);
+		return -EINVAL;
+	}
+	if (send ? state < IB_QPS_RTS : state == IB_QPS_RESET) {
+		ibdev_dbg_ratelimited(qp->ibqp.device,
+				      "%s: QP %u in state %d\n", verb,
+				      qp->ibqp.qp_num, state);
+		return -EINVAL;
+	}
+	if (!send && qp->ibqp.srq) {
+		ibdev_dbg_ratelimited(qp->ibqp.device,
+				      "post_recv: QP %u uses an SRQ\n",
+				      qp->ibqp.qp_num);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Context: any, hard-irq included; bounded by the queue's size. */
+int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr)
+{
+	struct shca_qp *qp = to_shca_qp(ibqp);
+	struct shca_queue *q = &qp->sq.queue;
+	unsigned long flags;
+	u32 room, n = 0;
+	int ret;
+
+	ret = shca_qp_post_check(qp, true);
+	if (ret) {
+		*bad_wr = wr;
+		return ret;
+	}
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	room = shca_queue_room(q);
+	for (; wr; wr = wr->next, n++) {
+		if (n == room) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = shca_send_wqe_write(qp, shca_queue_entry(q, q->prod + n),
+					  wr);
+		if (ret) {
+			ibdev_dbg_ratelimited(ibqp->device,
+					      "post_send: QP %u: bad WR (opcode %d, %d SGEs)\n",
+					      ibqp->qp_num, wr->opcode,
+					      wr->num_sge);
+			break;
+		}
+	}
+	shca_queue_produced(q, n);
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+
+	if (ret)
+		*bad_wr = wr;
+	if (n)
+		shca_qp_doorbell(qp);
+	return ret;
+}
+
+/**
+ * shca_recv_wqes_post() - write receive WRs into a receive queue or SRQ
+ * @ibdev: the device, for messages
+ * @q: the ring
+ * @lock: the ring's posting lock
+ * @max_sge: the most SGEs a WQE of @q holds
+ * @wr: the chain of work requests
+ * @bad_wr: set to the first WR not posted, on failure
+ * @posted: set to how many were posted
+ *
+ * Context: any, hard-irq included; bounded by the ring's size.
+ * Return: 0, -ENOMEM when the ring is full, -EINVAL for a bad WR.
+ */
+int shca_recv_wqes_post(struct ib_device *ibdev, struct shca_queue *q,
+			spinlock_t *lock, u32 max_sge,
+			const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr, u32 *posted)
+{
+	unsigned long flags;
+	u32 room, n = 0;
+	int ret = 0;
+
+	spin_lock_irqsave(lock, flags);
+	room = shca_queue_room(q);
+	for (; wr; wr = wr->next, n++) {
+		if (n == room) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = shca_recv_wqe_write(ibdev, shca_queue_entry(q, q->prod + n),
+					  wr, max_sge);
+		if (ret)
+			break;
+	}
+	shca_queue_produced(q, n);
+	spin_unlock_irqrestore(lock, flags);
+	if (ret)
+		*bad_wr = wr;
+	*posted = n;
+	return ret;
+}
+
+/* Context: any, hard-irq included; bounded by the queue's size. */
+int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr)
+{
+	struct shca_qp *qp = to_shca_qp(ibqp);
+	u32 posted;
+	int ret;
+
+	ret = shca_qp_post_check(qp, false);
+	if (ret) {
+		*bad_wr = wr;
+		return ret;
+	}
+	ret = shca_recv_wqes_post(ibqp->device, &qp->rq.queue, &qp->rq.lock,
+				  qp->rq.max_sge, wr, bad_wr, &posted);
+	if (posted)
+		shca_qp_doorbell(qp);
+	return ret;
+}
+
+static u8 shca_flush_opcode(const struct softhca_send_wqe *wqe)
+{
+	u8 opcode = READ_ONCE(wqe->opcode);
+
+	return opcode < ARRAY_SIZE(shca_send_ops) ?
+	       shca_send_ops[opcode].wc_opcode : IB_WC_SEND;
+}
+
+/*
+ * Completes up to SHCA_FLUSH_BATCH WQEs of @q with IB_WC_WR_FLUSH_ERR,
+ * signalled or not, as the IBA has it for a QP in error.
+ * Return: true when there may be more.
+ */
+static bool shca_wq_flush(struct shca_qp *qp, struct shca_queue *q,
+			  struct ib_cq *ibcq, bool send)
+{
+	struct softhca_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->ibqp.qp_num,
+	};
+	u32 n = min(shca_queue_pending(q), SHCA_FLUSH_BATCH);
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		const struct softhca_send_wqe *wqe =
+			shca_queue_entry(q, q->cons + i);
+
+		/* Both kinds of WQE start with wr_id. */
+		cqe.wr_id = READ_ONCE(wqe->wr_id);
+		if (send)
+			cqe.opcode = shca_flush_opcode(wqe);
+		shca_cq_push(to_shca_cq(ibcq), &cqe, false);
+	}
+	shca_queue_consumed(q, n);
+	return n == SHCA_FLUSH_BATCH;
+}
+
+void shca_qp_flush_work(struct work_struct *work)
+{
+	struct shca_qp *qp = container_of(work, struct shca_qp, flush_work);
+	bool more;
+
+	if (READ_ONCE(qp->state) != IB_QPS_ERR)
+		return;
+	more = shca_wq_flush(qp, &qp->sq.queue, qp->ibqp.send_cq, true);
+	if (!qp->ibqp.srq)
+		more |= shca_wq_flush(qp, &qp->rq.queue, qp->ibqp.recv_cq,
+				      false);
+	/* Bounded batches: let other work run between them. */
+	if (more)
+		queue_work(shca_wq, work);
+}
