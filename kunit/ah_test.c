@@ -78,7 +78,8 @@ static void shca_expect_ah_attr(struct kunit *test, struct ib_ah *ah,
 	KUNIT_EXPECT_EQ(test, got.grh.sgid_index, 0);
 	KUNIT_EXPECT_EQ(test, memcmp(got.roce.dmac, want->roce.dmac,
 				     ETH_ALEN), 0);
-	KUNIT_EXPECT_EQ(test, to_shca_ah(ah)->net_type, RDMA_NETWORK_IPV6);
+	KUNIT_EXPECT_EQ(test, to_shca_ah(ah)->av.net_type, RDMA_NETWORK_IPV6);
+	KUNIT_EXPECT_NE(test, to_shca_ah(ah)->num, 0);
 	rdma_destroy_ah_attr(&got);
 }
 
@@ -195,11 +196,41 @@ static void shca_ah_limit(struct kunit *test)
 	shca_ah_teardown(af);
 }
 
+#define SHCA_AH_CYCLES 10000
+
+/* Many PD and AH create/destroy cycles leave nothing behind. */
+static void shca_pd_ah_cycles(struct kunit *test)
+{
+	struct shca_ah_fixture *af = shca_ah_setup(test);
+	struct shca_dev *dev = to_shca_dev(af->pd->device);
+	int pds = atomic_read(&dev->res[SHCA_RES_PD]);
+	u64 start = ktime_get_ns();
+	struct ib_pd *pd;
+	struct ib_ah *ah;
+	int i;
+
+	for (i = 0; i < SHCA_AH_CYCLES; i++) {
+		pd = ib_alloc_pd(af->pd->device, 0);
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, pd);
+		ah = rdma_create_ah(pd, &af->attr, 0);
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ah);
+		rdma_destroy_ah(ah, 0);
+		ib_dealloc_pd(pd);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&dev->res[SHCA_RES_PD]), pds);
+	KUNIT_EXPECT_EQ(test, atomic_read(&dev->res[SHCA_RES_AH]), 0);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&dev->ahs));
+	kunit_info(test, "%d PD and AH cycles in %llu ms\n", SHCA_AH_CYCLES,
+		   (ktime_get_ns() - start) / NSEC_PER_MSEC);
+	shca_ah_teardown(af);
+}
+
 static struct kunit_case shca_ah_cases[] = {
 	KUNIT_CASE_PARAM(shca_ah_inline_in_atomic, shca_ah_ctx_gen_params),
 	KUNIT_CASE_PARAM(shca_ah_async_in_atomic, shca_ah_ctx_gen_params),
 	KUNIT_CASE(shca_ah_refuses_non_roce),
 	KUNIT_CASE(shca_ah_limit),
+	KUNIT_CASE(shca_pd_ah_cycles),
 	{}
 };
 

@@ -6,6 +6,9 @@
  * drains on device removal.
  */
 
+#include <linux/delay.h>
+#include <rdma/softhca.h>
+
 #include "cmdq.h"
 #include "context.h"
 #include "dev.h"
@@ -97,15 +100,8 @@ static void shca_block_queue(struct kunit *test, struct ib_device *ibdev,
 static int shca_queue_test_cmd(struct ib_device *ibdev,
 			       struct shca_test_cmd *tc)
 {
-	struct shca_cmd *cmd;
-
-	cmd = shca_cmd_slot_get(ibdev, shca_test_cmd_fn, shca_test_cmd_done,
-				tc);
-	if (IS_ERR(cmd))
-		return PTR_ERR(cmd);
-	cmd->obj = tc;
-	shca_cmd_slot_submit(cmd);
-	return 0;
+	return shca_cmd_queue(ibdev, shca_test_cmd_fn, tc, shca_test_cmd_done,
+			      tc);
 }
 
 static bool shca_log_called(struct shca_cmdq_log *log, int count)
@@ -284,12 +280,106 @@ static void shca_cmdq_nested_verbs(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, n.in_callback, 0);
 }
 
+/* A QP, its CQ and PD, torn down by asynchronous commands. */
+struct shca_removal {
+	struct kunit *test;
+	struct shca_fixture *fx;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	int status[3];
+	atomic_t called;
+	struct work_struct remove;
+};
+
+static void shca_removal_done(void *ctx, int status)
+{
+	struct shca_removal *r = ctx;
+	int i = atomic_inc_return(&r->called) - 1;
+
+	if (i < ARRAY_SIZE(r->status))
+		r->status[i] = status;
+	/* Last: the PD, from the callback, with a sleeping verb. */
+	if (i == 2)
+		ib_dealloc_pd(r->pd);
+}
+
+static void shca_removal_work(struct work_struct *work)
+{
+	struct shca_removal *r = container_of(work, struct shca_removal,
+					      remove);
+
+	shca_fixture_teardown(r->fx);
+}
+
+static void shca_removal_objects(struct kunit *test, struct shca_removal *r)
+{
+	struct ib_cq_init_attr cq_attr = { .cqe = 4 };
+	struct ib_qp_init_attr init = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IB_QPT_RC,
+	};
+
+	r->pd = ib_alloc_pd(r->fx->ibdev, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r->pd);
+	r->cq = ib_create_cq(r->fx->ibdev, NULL, NULL, NULL, &cq_attr);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r->cq);
+	init.send_cq = r->cq;
+	init.recv_cq = r->cq;
+	r->qp = ib_create_qp(r->pd, &init);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r->qp);
+}
+
+/*
+ * Removing the device (as rdma link delete and module unload do) while
+ * asynchronous commands are queued: they all run, each callback once, in
+ * order, before the device is freed; no hang, nothing used after free.
+ */
+static void shca_cmdq_removal_runs_queued(struct kunit *test)
+{
+	struct shca_cmdq_log *log = shca_log_new(test);
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct shca_removal *r;
+
+	r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	r->test = test;
+	r->fx = test->priv;
+	INIT_WORK(&r->remove, shca_removal_work);
+	shca_removal_objects(test, r);
+
+	shca_block_queue(test, r->fx->ibdev, log);
+	KUNIT_ASSERT_EQ(test, softhca_async_modify_qp(r->qp, &attr,
+						      IB_QP_STATE,
+						      shca_removal_done, r), 0);
+	KUNIT_ASSERT_EQ(test, softhca_async_destroy_qp(r->qp,
+						       shca_removal_done, r),
+			0);
+	KUNIT_ASSERT_EQ(test, softhca_async_destroy_cq(r->cq,
+						       shca_removal_done, r),
+			0);
+	/* The fixture's exit must not remove the device a second time. */
+	test->priv = NULL;
+	queue_work(system_unbound_wq, &r->remove);
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->called), 0);
+	complete(&log->gate);
+	flush_work(&r->remove);
+
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->called), 3);
+	KUNIT_EXPECT_EQ(test, r->status[0], 0);
+	KUNIT_EXPECT_EQ(test, r->status[1], 0);
+	KUNIT_EXPECT_EQ(test, r->status[2], 0);
+}
+
 static struct kunit_case shca_cmdq_cases[] = {
 	KUNIT_CASE(shca_cmdq_runs_in_order),
 	KUNIT_CASE_PARAM(shca_cmdq_queue_from_atomic, shca_ctx_gen_params),
 	KUNIT_CASE(shca_cmdq_slots_exhausted),
 	KUNIT_CASE(shca_cmdq_broken_fails_fast),
 	KUNIT_CASE(shca_cmdq_nested_verbs),
+	KUNIT_CASE(shca_cmdq_removal_runs_queued),
 	{}
 };
 

@@ -47,7 +47,7 @@ static const struct net_device_ops shca_test_netdev_ops = {
 };
 
 /* An up, carrier-on Ethernet netdev that accepts MTUs up to 9000. */
-struct net_device *shca_test_netdev_create(struct kunit *test)
+struct net_device *shca_test_netdev_create(void)
 {
 	struct net_device *ndev;
 	int ret;
@@ -124,6 +124,13 @@ unsigned int shca_fixture_wait_events(struct shca_fixture *fx,
 	return READ_ONCE(fx->nr_events);
 }
 
+/* Wait until @count reaches @n, as the handler that wakes @wait counts. */
+bool shca_wait_count(wait_queue_head_t *wait, atomic_t *count, int n)
+{
+	return wait_event_timeout(*wait, atomic_read(count) == n,
+				  SHCA_TEST_EVENT_TIMEOUT);
+}
+
 /* Let every netdev and ib_core event already raised be delivered. */
 void shca_fixture_settle(void)
 {
@@ -147,42 +154,100 @@ int shca_fixture_wait_gid(struct shca_fixture *fx, unsigned int index)
 	return ret;
 }
 
+/**
+ * shca_fixture_loopback_av() - a RoCE address vector back to the device
+ * @fx: the fixture, whose GID 0 exists (shca_fixture_wait_gid())
+ * @ah: filled with GID 0 as destination and the netdev's own MAC; ib_core
+ *	resolves the MAC for user space only
+ *
+ * Return: 0, or rdma_query_gid()'s error.
+ */
+int shca_fixture_loopback_av(struct shca_fixture *fx, struct rdma_ah_attr *ah)
+{
+	union ib_gid dgid;
+	int ret;
+
+	ret = rdma_query_gid(fx->ibdev, SHCA_PORT, 0, &dgid);
+	if (ret)
+		return ret;
+	*ah = (struct rdma_ah_attr){ .type = RDMA_AH_ATTR_TYPE_ROCE };
+	rdma_ah_set_port_num(ah, SHCA_PORT);
+	rdma_ah_set_grh(ah, &dgid, 0, 0, 64, 0);
+	ether_addr_copy(ah->roce.dmac, fx->ndev->dev_addr);
+	return 0;
+}
+
+/**
+ * shca_fixture_setup() - a fresh netdev and a softhca device on it
+ * @fx: the fixture to fill
+ * @name: the device's name
+ *
+ * For a suite's .suite_init, where one device serves every case, and for
+ * the per-test shca_fixture_init().
+ *
+ * Return: 0, or a negative errno (then @fx holds nothing).
+ */
+int shca_fixture_setup(struct shca_fixture *fx, const char *name)
+{
+	int ret;
+
+	*fx = (struct shca_fixture){};
+	spin_lock_init(&fx->lock);
+	init_waitqueue_head(&fx->wait);
+	strscpy(fx->name, name, sizeof(fx->name));
+
+	fx->ndev = shca_test_netdev_create();
+	if (!fx->ndev)
+		return -ENOMEM;
+	ret = shca_dev_add(fx->name, fx->ndev);
+	if (ret)
+		goto err_destroy_netdev;
+	fx->ibdev = ib_device_get_by_name(fx->name, SOFTHCA_DRIVER_ID);
+	if (!fx->ibdev) {
+		/* Gone already: its netdev's removal took it. */
+		ret = -ENODEV;
+		goto err_destroy_netdev;
+	}
+	INIT_IB_EVENT_HANDLER(&fx->handler, fx->ibdev, shca_fixture_event);
+	ib_register_event_handler(&fx->handler);
+	return 0;
+
+err_destroy_netdev:
+	shca_test_netdev_destroy(fx->ndev);
+	return ret;
+}
+
+void shca_fixture_teardown(struct shca_fixture *fx)
+{
+	ib_unregister_event_handler(&fx->handler);
+	shca_test_link_delete(fx->ibdev);
+	shca_test_netdev_destroy(fx->ndev);
+}
+
 /* Per-test: a fresh netdev and a softhca device on it. */
 int shca_fixture_init(struct kunit *test)
 {
 	static atomic_t seq = ATOMIC_INIT(0);
 	struct shca_fixture *fx;
+	char name[IB_DEVICE_NAME_MAX];
+	int ret;
 
 	fx = kunit_kzalloc(test, sizeof(*fx), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, fx);
-	spin_lock_init(&fx->lock);
-	init_waitqueue_head(&fx->wait);
-	snprintf(fx->name, sizeof(fx->name), "softhca_kt%d",
-		 atomic_inc_return(&seq));
-
-	fx->ndev = shca_test_netdev_create(test);
-	KUNIT_ASSERT_NOT_NULL(test, fx->ndev);
-	fx->ibdev = shca_test_link_add(test, fx->ndev, fx->name);
-	if (!fx->ibdev) {
-		shca_test_netdev_destroy(fx->ndev);
-		KUNIT_FAIL(test, "cannot add %s", fx->name);
-		return -ENODEV;
+	snprintf(name, sizeof(name), "softhca_kt%d", atomic_inc_return(&seq));
+	ret = shca_fixture_setup(fx, name);
+	if (ret) {
+		KUNIT_FAIL(test, "cannot add %s: %d", name, ret);
+		return ret;
 	}
-	INIT_IB_EVENT_HANDLER(&fx->handler, fx->ibdev, shca_fixture_event);
-	ib_register_event_handler(&fx->handler);
 	test->priv = fx;
 	return 0;
 }
 
 void shca_fixture_exit(struct kunit *test)
 {
-	struct shca_fixture *fx = test->priv;
-
-	if (!fx)
-		return;
-	ib_unregister_event_handler(&fx->handler);
-	shca_test_link_delete(fx->ibdev);
-	shca_test_netdev_destroy(fx->ndev);
+	if (test->priv)
+		shca_fixture_teardown(test->priv);
 }
 
 MODULE_DESCRIPTION("KUnit suites for softhca");

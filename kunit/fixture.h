@@ -23,9 +23,11 @@ struct shca_fixture {
 	wait_queue_head_t wait;
 };
 
-struct net_device *shca_test_netdev_create(struct kunit *test);
+struct net_device *shca_test_netdev_create(void);
 void shca_test_netdev_destroy(struct net_device *ndev);
 
+int shca_fixture_setup(struct shca_fixture *fx, const char *name);
+void shca_fixture_teardown(struct shca_fixture *fx);
 int shca_fixture_init(struct kunit *test);
 void shca_fixture_exit(struct kunit *test);
 
@@ -37,6 +39,30 @@ void shca_test_link_delete(struct ib_device *ibdev);
 unsigned int shca_fixture_wait_events(struct shca_fixture *fx,
 				      unsigned int count);
 void shca_fixture_settle(void);
+bool shca_wait_count(wait_queue_head_t *wait, atomic_t *count, int n);
 int shca_fixture_wait_gid(struct shca_fixture *fx, unsigned int index);
+int shca_fixture_loopback_av(struct shca_fixture *fx, struct rdma_ah_attr *ah);
+
+/*
+ * One device for a whole suite (creating one takes seconds under TCG):
+ * defines _fx, and the suite's .suite_init, .suite_exit and .init
+ * (_fx##_suite_init, _fx##_suite_exit, _fx##_init), the last of which
+ * points test->priv at _fx.  Each case leaves the device as it found it.
+ */
+#define SHCA_SUITE_FIXTURE(_fx, _name)					\
+static struct shca_fixture _fx;						\
+static int _fx##_suite_init(struct kunit_suite *suite)			\
+{									\
+	return shca_fixture_setup(&_fx, _name);				\
+}									\
+static void _fx##_suite_exit(struct kunit_suite *suite)		\
+{									\
+	shca_fixture_teardown(&_fx);					\
+}									\
+static int _fx##_init(struct kunit *test)				\
+{									\
+	test->priv = &_fx;						\
+	return 0;							\
+}
 
 #endif /* SHCA_KUNIT_FIXTURE_H */

@@ -14,7 +14,7 @@
 
 static int shca_link_test_init(struct kunit *test)
 {
-	test->priv = shca_test_netdev_create(test);
+	test->priv = shca_test_netdev_create();
 	KUNIT_ASSERT_NOT_NULL(test, test->priv);
 	return 0;
 }
@@ -77,7 +77,7 @@ static void shca_link_name_taken(struct kunit *test)
 
 	ibdev = shca_test_link_add(test, test->priv, "softhca_ktn");
 	KUNIT_ASSERT_NOT_NULL(test, ibdev);
-	other = shca_test_netdev_create(test);
+	other = shca_test_netdev_create();
 	KUNIT_ASSERT_NOT_NULL(test, other);
 
 	KUNIT_EXPECT_EQ(test, shca_dev_add("softhca_ktn", other), -ENFILE);
