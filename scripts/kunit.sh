@@ -11,7 +11,7 @@ make -s -C "$top" KDIR="$dk/build" modules >/dev/null || die "build failed"
 
 share=$(run_dir kunit)
 start=$SECONDS
-SOFTHCA_SHARE=$share "$top/scripts/vm/run.sh" --timeout 900 --share "$share" \
+SOFTHCA_SHARE=$share "$top/scripts/vm/run.sh" --timeout 1800 --share "$share" \
 	--log "$share/console.log" "$dk" -- \
 	"$top/scripts/tests/kunit-guest.sh" "$top/build/$rel" >/dev/null
 rc=$?

@@ -9,9 +9,11 @@ dk=$("$top/scripts/kernel/debug-kernel.sh") || die "no debug kernel"
 cd "$top" || exit 1
 mapfile -t srcs < <(find drivers kunit include -name '*.[ch]' | sort)
 
+# MACRO_ARG_REUSE guards against arguments with side effects; softhca's
+# table and fixture macros take field and variable names only.
 lint_checkpatch() {
 	perl "$dk/src/scripts/checkpatch.pl" --strict --no-tree --terse \
-		--show-types -f "${srcs[@]}" |
+		--show-types --ignore MACRO_ARG_REUSE -f "${srcs[@]}" |
 		grep -v '^total: 0 errors, 0 warnings, 0 checks'
 	return 0
 }

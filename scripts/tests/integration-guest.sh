@@ -57,6 +57,28 @@ uverbs_node() {
 	grep -lx softhca0 /sys/class/infiniband_verbs/uverbs*/ibdev
 }
 
+# devinfo_field DEV FIELD: a decimal field of ibv_devinfo -v.
+devinfo_field() {
+	ibv_devinfo -v -d "$1" | awk -v f="$2:" '$1 == f { print $2; exit }'
+}
+
+# softhca advertises at least what rdma_rxe does, on the same kernel; but
+# for max_pkeys, which RoCE has no use for beyond the default P_Key.
+limits_cover_rxe() {
+	local f rxe mine short=0
+	modprobe rdma_rxe && rdma link add rxe0 type rxe netdev shv1 || return 1
+	for f in max_qp max_qp_wr max_sge max_cq max_cqe max_mr max_pd \
+		max_qp_rd_atom max_qp_init_rd_atom max_srq max_srq_wr \
+		max_srq_sge max_ah; do
+		rxe=$(devinfo_field rxe0 "$f")
+		mine=$(devinfo_field softhca0 "$f")
+		echo "$f: softhca0 $mine, rxe0 $rxe"
+		[ -n "$rxe" ] && [ "${mine:-0}" -ge "$rxe" ] || short=1
+	done
+	rdma link delete rxe0
+	return $short
+}
+
 duplicate_refused() {
 	! rdma link add softhca1 type softhca netdev shv0 2>/dev/null &&
 		no_device softhca1
@@ -93,6 +115,7 @@ check integ/port-active wait_for 10 link_state softhca0 ACTIVE
 check integ/uverbs-node uverbs_node
 check integ/sysfs-ipv4-gid sysfs_ipv4_gid
 check integ/ibv-devinfo "$top/userspace/tests/devinfo-check.sh" softhca0
+check integ/limits-cover-rxe limits_cover_rxe
 check integ/duplicate-refused duplicate_refused
 check integ/carrier-down carrier down DOWN
 check integ/carrier-up carrier up ACTIVE
