@@ -14,6 +14,8 @@
 #include "dev.h"
 #include "fixture.h"
 
+SHCA_SUITE_FIXTURE(shca_ah_fx, "softhca_ktah");
+
 struct shca_ah_fixture {
 	struct ib_pd *pd;
 	struct rdma_ah_attr attr;
@@ -236,8 +238,9 @@ static struct kunit_case shca_ah_cases[] = {
 
 static struct kunit_suite shca_ah_suite = {
 	.name = "softhca_ah",
-	.init = shca_fixture_init,
-	.exit = shca_fixture_exit,
+	.suite_init = shca_ah_fx_suite_init,
+	.suite_exit = shca_ah_fx_suite_exit,
+	.init = shca_ah_fx_init,
 	.test_cases = shca_ah_cases,
 };
 

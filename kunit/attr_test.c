@@ -11,6 +11,8 @@
 #include "dev.h"
 #include "fixture.h"
 
+SHCA_SUITE_FIXTURE(shca_attr_fx, "softhca_ktattr");
+
 static void shca_attr_device_limits(struct kunit *test)
 {
 	struct shca_fixture *fx = test->priv;
@@ -155,8 +157,9 @@ static struct kunit_case shca_attr_cases[] = {
 
 static struct kunit_suite shca_attr_suite = {
 	.name = "softhca_attr",
-	.init = shca_fixture_init,
-	.exit = shca_fixture_exit,
+	.suite_init = shca_attr_fx_suite_init,
+	.suite_exit = shca_attr_fx_suite_exit,
+	.init = shca_attr_fx_init,
 	.test_cases = shca_attr_cases,
 };
 

@@ -5,6 +5,7 @@
  * a ring.
  */
 
+#include <kunit/visibility.h>
 #include <rdma/softhca-abi.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -38,6 +39,7 @@ int shca_udata_no_request(struct ib_device *ibdev, struct ib_udata *udata,
 	ibdev_dbg(ibdev, "%s: non-zero driver request\n", verb);
 	return -EINVAL;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_udata_no_request);
 
 /*
  * A user context carries no state yet; it exists because ib_uverbs exposes

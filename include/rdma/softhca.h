@@ -17,9 +17,10 @@
  * queued then, and the callback will not be called.
  *
  * Callbacks run in process context, on the device's command queue worker,
- * once each, after the verb ran; they may sleep and may queue further
- * commands, but must not wait for a command queued to the same device
- * (the queue runs one command at a time, so that would deadlock).
+ * once each, after the verb ran.  They may sleep, call ib_core's verbs on
+ * the device (those then run at once, inside the callback) and queue
+ * further commands, but must not wait for a command they queued (the
+ * queue runs one command at a time, so that would deadlock).
  *
  * Ordering: the commands of one device run one at a time in the order they
  * were queued, whether queued here or by ib_core's (sleeping) verbs; in
