@@ -26,6 +26,13 @@ build() {
 		make -s -C "$top" KDIR="$kdir" modules
 	check "build/module-debug-$(cat "$dk/release")" \
 		make -s -C "$top" KDIR="$dk/build" modules
+	kdir=$(kdir_lts612)
+	if [ -n "$kdir" ]; then
+		check "build/module-$(kdir_release "$kdir")" \
+			make -s -C "$top" KDIR="$kdir" modules
+	else
+		skip build/module-6.12 "no linux-headers-6.12.*+deb12-amd64"
+	fi
 	check build/userspace make -s -C "$top" userspace
 	check build/userspace-layout make -s -C "$top/userspace" check
 }

@@ -58,6 +58,13 @@ kdir_release() {
 		"$1/include/generated/utsrelease.h"
 }
 
+# The headers of Debian 12's other LTS kernel line (6.12), the newest
+# installed, or nothing.
+kdir_lts612() {
+	find /usr/src -maxdepth 1 -name 'linux-headers-6.12.*+deb12-amd64' |
+		sort -V | tail -n 1
+}
+
 # A fresh directory for one run's logs and results.
 run_dir() {
 	mkdir -p "$cache/runs"

@@ -46,3 +46,9 @@ lint_test kernel-doc lint_kerneldoc
 debian_kdir=$(make -s -C "$top" print-kdir 2>/dev/null)
 lint_test "w1-sparse-$(basename "$debian_kdir")" lint_build "$debian_kdir"
 lint_test "w1-sparse-debug-$(cat "$dk/release")" lint_build "$dk/build"
+lts612=$(kdir_lts612)
+if [ -n "$lts612" ]; then
+	lint_test "w1-sparse-$(basename "$lts612")" lint_build "$lts612"
+else
+	skip lint/w1-sparse-6.12 "no linux-headers-6.12.*+deb12-amd64"
+fi

@@ -15,6 +15,16 @@ pkgs=(
 	rdmacm-utils python3-pyverbs iproute2
 )
 
+# Debian 12's other LTS kernel line: the newest 6.12 headers the archive
+# lists (none before the package lists are there).
+lts612_headers() {
+	apt-cache search --names-only \
+		'^linux-headers-6\.12\.[0-9]+\+deb12-amd64$' 2>/dev/null |
+		awk '{ print $1 }' | sort -V | tail -n 1
+}
+lts612=$(lts612_headers)
+[ -z "$lts612" ] || pkgs+=("$lts612")
+
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
@@ -25,5 +35,9 @@ done
 [ "$(id -u)" = 0 ] || die "missing packages (${missing[*]}); run as root"
 say "setup: installing ${missing[*]}"
 apt-get update -qq
+if [ -z "$lts612" ]; then
+	lts612=$(lts612_headers)
+	[ -z "$lts612" ] || missing+=("$lts612")
+fi
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	"${missing[@]}" >/dev/null

@@ -10,6 +10,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "ah.h"
+#include "compat.h"
 #include "cq.h"
 #include "dev.h"
 #include "mr.h"
@@ -73,7 +74,7 @@ const struct ib_device_ops shca_dev_ops = {
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
 	.create_ah = shca_create_ah,
-	.create_cq = shca_create_cq,
+	.create_cq = shca_create_cq_op,
 	.create_qp = shca_create_qp,
 	.create_srq = shca_create_srq,
 	.dealloc_driver = shca_dev_dealloc,
