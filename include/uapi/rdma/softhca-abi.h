@@ -152,13 +152,11 @@ struct softhca_cqe {
 	__aligned_u64 reserved1[3];
 };
 
-/* create_cq: no request; the response maps the CQ ring. */
+/*
+ * create_cq and resize_cq: no request; the response maps the CQ's ring
+ * (after resize_cq, the new one).
+ */
 struct softhca_create_cq_resp {
-	struct softhca_queue_map cq;
-};
-
-/* resize_cq: the response maps the new ring. */
-struct softhca_resize_cq_resp {
 	struct softhca_queue_map cq;
 };
 
