@@ -54,6 +54,31 @@ void shca_av_set(struct shca_av *av, const struct rdma_ah_attr *attr)
 	av->attr.grh.sgid_attr = NULL;
 	av->sgid = attr->grh.sgid_attr->gid;
 	av->net_type = rdma_gid_attr_network_type(attr->grh.sgid_attr);
+	/* The generation first: a device leaving meanwhile invalidates. */
+	av->peer_gen = shca_dev_generation();
+	rcu_read_lock();
+	av->peer = shca_dev_find_gid(&attr->grh.dgid);
+	rcu_read_unlock();
+}
+
+/**
+ * shca_av_peer() - the softhca device of this host that owns the
+ * destination GID
+ * @av: the address vector
+ *
+ * Context: any, under rcu_read_lock(), which keeps the device alive.
+ * Return: the device, or NULL when the destination is not in this host.
+ */
+struct shca_dev *shca_av_peer(const struct shca_av *av)
+{
+	/*
+	 * A device leaves the list, then bumps the generation, then waits
+	 * for a grace period: a cached device with the current generation
+	 * lives as long as the caller's read-side section.
+	 */
+	if (av->peer && av->peer_gen == shca_dev_generation())
+		return av->peer;
+	return shca_dev_find_gid(&av->attr.grh.dgid);
 }
 
 int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,

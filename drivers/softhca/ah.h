@@ -13,12 +13,16 @@ struct shca_dev;
 /*
  * A RoCEv2 address vector as the data path needs it: the attributes
  * without the sgid_attr reference ib_core holds only for the verb's
- * duration, and what that attribute resolved to.
+ * duration, and what that attribute resolved to.  peer caches which
+ * softhca device of this host owns the destination GID (NULL: none did),
+ * valid while the device generation is still peer_gen.
  */
 struct shca_av {
 	struct rdma_ah_attr attr;
 	union ib_gid sgid;
 	enum rdma_network_type net_type;
+	struct shca_dev *peer;
+	unsigned int peer_gen;
 };
 
 struct shca_ah {
@@ -34,6 +38,7 @@ static inline struct shca_ah *to_shca_ah(struct ib_ah *ibah)
 
 int shca_av_check(struct ib_device *ibdev, const struct rdma_ah_attr *attr);
 void shca_av_set(struct shca_av *av, const struct rdma_ah_attr *attr);
+struct shca_dev *shca_av_peer(const struct shca_av *av);
 
 int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		   struct ib_udata *udata);

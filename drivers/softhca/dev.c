@@ -13,11 +13,68 @@
 #include <linux/if_arp.h>
 #include <net/addrconf.h>
 #include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 #include <rdma/softhca-abi.h>
 
 #include "dev.h"
 #include "verbs.h"
+
+/*
+ * Registered devices, for loopback to find the device that owns a GID.
+ * The generation changes whenever a device leaves the list, so that a
+ * cached lookup (struct shca_av) can tell it may point at a freed device.
+ */
+static LIST_HEAD(shca_devs);
+static DEFINE_MUTEX(shca_devs_lock);
+static atomic_t shca_devs_gen;
+
+unsigned int shca_dev_generation(void)
+{
+	return atomic_read(&shca_devs_gen);
+}
+
+/**
+ * shca_dev_find_gid() - the softhca device that has a RoCEv2 GID
+ * @gid: the GID
+ *
+ * Context: any, under rcu_read_lock(), which keeps the device alive.
+ * Return: the device, or NULL when no softhca device in this host has it.
+ */
+struct shca_dev *shca_dev_find_gid(const union ib_gid *gid)
+{
+	const struct ib_gid_attr *attr;
+	struct shca_dev *dev;
+
+	list_for_each_entry_rcu(dev, &shca_devs, list) {
+		attr = rdma_find_gid_by_port(&dev->ibdev, gid,
+					     IB_GID_TYPE_ROCE_UDP_ENCAP,
+					     SHCA_PORT, NULL);
+		if (!IS_ERR(attr)) {
+			rdma_put_gid_attr(attr);
+			return dev;
+		}
+	}
+	return NULL;
+}
+
+static void shca_dev_list_add(struct shca_dev *dev)
+{
+	mutex_lock(&shca_devs_lock);
+	list_add_tail_rcu(&dev->list, &shca_devs);
+	mutex_unlock(&shca_devs_lock);
+}
+
+static void shca_dev_list_del(struct shca_dev *dev)
+{
+	if (list_empty(&dev->list))
+		return;
+	mutex_lock(&shca_devs_lock);
+	list_del_rcu(&dev->list);
+	atomic_inc(&shca_devs_gen);
+	mutex_unlock(&shca_devs_lock);
+	synchronize_rcu();
+}
 
 static enum ib_port_state shca_netdev_port_state(struct net_device *ndev)
 {
@@ -65,7 +122,7 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 }
 
 /* The largest IB MTU whose RoCEv2 packets fit the netdev's MTU. */
-static enum ib_mtu shca_active_mtu(struct net_device *ndev)
+enum ib_mtu shca_active_mtu(struct net_device *ndev)
 {
 	enum ib_mtu mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
 
@@ -192,6 +249,7 @@ static void shca_dev_init(struct shca_dev *dev, struct net_device *ndev)
 
 	dev->ndev = ndev;
 	dev->port_state = shca_netdev_port_state(ndev);
+	INIT_LIST_HEAD(&dev->list);
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
@@ -250,6 +308,7 @@ int shca_dev_add(const char *name, struct net_device *ndev)
 	if (ret)
 		goto err_dealloc_device;
 
+	shca_dev_list_add(dev);
 	shca_dev_port_update(dev);
 	return 0;
 
@@ -267,6 +326,7 @@ void shca_dev_dealloc(struct ib_device *ibdev)
 {
 	struct shca_dev *dev = to_shca_dev(ibdev);
 
+	shca_dev_list_del(dev);
 	shca_cmdq_destroy(&dev->cmdq);
 	/* ib_core destroyed every QP and MR before this. */
 	WARN_ON_ONCE(!xa_empty(&dev->qps) || !xa_empty(&dev->mrs) ||

@@ -73,6 +73,8 @@ struct shca_dev {
 	/* Key index (key >> 8) -> struct shca_mr. */
 	struct xarray mrs;
 	u32 next_mr;			/* cyclic allocation cursor */
+	/* In the list loopback searches for a destination GID; RCU. */
+	struct list_head list;
 };
 
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
@@ -83,6 +85,9 @@ static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
 int shca_dev_add(const char *name, struct net_device *ndev);
 void shca_dev_dealloc(struct ib_device *ibdev);
 void shca_dev_port_update(struct shca_dev *dev);
+enum ib_mtu shca_active_mtu(struct net_device *ndev);
+struct shca_dev *shca_dev_find_gid(const union ib_gid *gid);
+unsigned int shca_dev_generation(void);
 int shca_dev_res_get(struct shca_dev *dev, enum shca_res res);
 void shca_dev_res_put(struct shca_dev *dev, enum shca_res res);
 

@@ -12,6 +12,7 @@
 #include <rdma/softhca-abi.h>
 
 #include "dev.h"
+#include "engine.h"
 #include "event.h"
 #include "fault.h"
 
@@ -59,13 +60,18 @@ static int __init shca_init(void)
 	ret = shca_wq_init();
 	if (ret)
 		return ret;
-	ret = register_netdevice_notifier(&shca_netdev_nb);
+	ret = shca_engine_init();
 	if (ret)
 		goto err_destroy_wq;
+	ret = register_netdevice_notifier(&shca_netdev_nb);
+	if (ret)
+		goto err_destroy_engine;
 	shca_fault_init();
 	rdma_link_register(&shca_link_ops);
 	return 0;
 
+err_destroy_engine:
+	shca_engine_destroy();
 err_destroy_wq:
 	shca_wq_destroy();
 	return ret;
@@ -77,6 +83,7 @@ static void __exit shca_exit(void)
 	ib_unregister_driver(SOFTHCA_DRIVER_ID);
 	unregister_netdevice_notifier(&shca_netdev_nb);
 	shca_fault_exit();
+	shca_engine_destroy();
 	shca_wq_destroy();
 }
 

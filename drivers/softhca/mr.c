@@ -365,6 +365,27 @@ struct shca_mr *shca_mr_get(struct shca_dev *dev, u32 key)
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_get);
 
+/**
+ * shca_mr_get_index() - find an MR by the index part of a key
+ * @dev: the device
+ * @key: a key whose variant byte may differ from the MR's current one, as
+ *	a REG_MR work request names the MR by its next key
+ *
+ * Context: any, hard-irq included.
+ * Return: the MR, to release with shca_mr_put(), or NULL.
+ */
+struct shca_mr *shca_mr_get_index(struct shca_dev *dev, u32 key)
+{
+	struct shca_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&dev->mrs, key >> SHCA_MR_KEY_SHIFT);
+	if (mr && !kref_get_unless_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
 static void shca_mr_release(struct kref *ref)
 {
 	complete(&container_of(ref, struct shca_mr, ref)->released);
@@ -418,8 +439,15 @@ int shca_mr_check(struct shca_mr *mr, u32 key, struct ib_pd *pd, u64 iova,
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_check);
 
-/* A kernel virtual address in the linear map, or NULL. */
-static struct page *shca_mr_kva_page(u64 addr, unsigned int *offset)
+/**
+ * shca_kva_page() - the page of a kernel virtual address
+ * @addr: the address, as the DMA MR and the local DMA lkey name bytes
+ * @offset: set to its offset in the page
+ *
+ * Context: any.
+ * Return: the page, or NULL when @addr is not in the linear map.
+ */
+struct page *shca_kva_page(u64 addr, unsigned int *offset)
 {
 	void *va = (void *)(uintptr_t)addr;
 
@@ -464,7 +492,7 @@ static struct page *shca_mr_frwr_page(struct shca_mr *mr, u64 iova,
 				mr->frwr.max_pages))
 		return NULL;
 	i = off >> shift;
-	return shca_mr_kva_page(mr->frwr.pages[i] +
+	return shca_kva_page(mr->frwr.pages[i] +
 				(off & (BIT_ULL(shift) - 1)), offset);
 }
 
@@ -485,7 +513,7 @@ struct page *shca_mr_iova_page(struct shca_mr *mr, u64 iova,
 {
 	switch (mr->kind) {
 	case SHCA_MR_DMA:
-		return shca_mr_kva_page(iova, offset);
+		return shca_kva_page(iova, offset);
 	case SHCA_MR_USER:
 		return shca_mr_user_page(mr, iova, offset);
 	case SHCA_MR_FAST_REG:

@@ -135,5 +135,7 @@ struct page *shca_mr_iova_page(struct shca_mr *mr, u64 iova,
 			       unsigned int *offset);
 int shca_mr_fast_reg(struct shca_mr *mr, u32 key, int access);
 int shca_mr_invalidate(struct shca_mr *mr, u32 key);
+struct shca_mr *shca_mr_get_index(struct shca_dev *dev, u32 key);
+struct page *shca_kva_page(u64 addr, unsigned int *offset);
 
 #endif /* SHCA_MR_H */

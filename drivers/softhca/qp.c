@@ -21,6 +21,7 @@
 
 #include "cmdq.h"
 #include "dev.h"
+#include "engine.h"
 #include "fault.h"
 #include "qp.h"
 #include "verbs.h"
@@ -163,7 +164,8 @@ static void shca_qp_init_fields(struct shca_qp *qp,
 {
 	kref_init(&qp->ref);
 	init_completion(&qp->released);
-	INIT_WORK(&qp->flush_work, shca_qp_flush_work);
+	spin_lock_init(&qp->state_lock);
+	shca_engine_qp_init(qp);
 	shca_events_init(&qp->events, shca_qp_deliver);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_type = init->sq_sig_type;
@@ -216,6 +218,15 @@ err_put_res:
 	return ret;
 }
 
+static void shca_qp_set_state(struct shca_qp *qp, enum ib_qp_state state)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	WRITE_ONCE(qp->state, state);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+}
+
 static int shca_qp_destroy_cmd(struct shca_cmd *cmd)
 {
 	struct shca_qp *qp = cmd->obj;
@@ -224,8 +235,12 @@ static int shca_qp_destroy_cmd(struct shca_cmd *cmd)
 	xa_erase_irq(&dev->qps, qp->ibqp.qp_num);
 	shca_qp_put(qp);
 	wait_for_completion(&qp->released);
-	/* Unpublished and unreferenced: nothing queues work on it now. */
-	cancel_work_sync(&qp->flush_work);
+	/*
+	 * Unpublished and unreferenced: no responder reaches it.  In RESET,
+	 * its engine stops for good and nothing raises events.
+	 */
+	shca_qp_set_state(qp, IB_QPS_RESET);
+	shca_engine_qp_stop(qp);
 	shca_events_stop(&qp->events);
 	if (!qp->ibqp.srq)
 		shca_queue_destroy(&qp->rq.queue);
@@ -346,35 +361,88 @@ static void shca_qp_apply_attr(struct shca_qp *qp,
 		shca_av_set(&qp->av, &attr->ah_attr);
 }
 
-/* Empties both rings, as the IBA's RESET state has them. */
+/*
+ * Empties both rings, as the IBA's RESET state has them, once the engine
+ * stopped.  A responder may still hold the receive queue's lock.
+ */
 static void shca_qp_reset_queues(struct shca_qp *qp)
 {
-	struct shca_queue *qs[] = { &qp->sq.queue, &qp->rq.queue };
+	struct shca_qp_queue *wqs[] = { &qp->sq, &qp->rq };
+	unsigned long flags;
 	unsigned int i;
 
-	cancel_work_sync(&qp->flush_work);
-	for (i = 0; i < ARRAY_SIZE(qs); i++) {
-		if (!qs[i]->ctrl)
+	for (i = 0; i < ARRAY_SIZE(wqs); i++) {
+		struct shca_queue *q = &wqs[i]->queue;
+
+		if (!q->ctrl)
 			continue;
-		qs[i]->prod = 0;
-		qs[i]->cons = 0;
-		WRITE_ONCE(qs[i]->ctrl->producer, 0);
-		WRITE_ONCE(qs[i]->ctrl->consumer, 0);
+		spin_lock_irqsave(&wqs[i]->lock, flags);
+		q->prod = 0;
+		q->cons = 0;
+		WRITE_ONCE(q->ctrl->producer, 0);
+		WRITE_ONCE(q->ctrl->consumer, 0);
+		spin_unlock_irqrestore(&wqs[i]->lock, flags);
 	}
 }
 
-static void shca_qp_set_state(struct shca_qp *qp, enum ib_qp_state state)
+/*
+ * What entering @state sets going, once the state is visible: the engine
+ * resumes (RTS), drains (SQD) or flushes (ERR); RESET stops it.
+ */
+static void shca_qp_entered(struct shca_qp *qp, enum ib_qp_state state)
 {
-	if (state == IB_QPS_RESET)
-		shca_qp_reset_queues(qp);
-	WRITE_ONCE(qp->state, state);
 	/* Pairs with the barrier in shca_qp_doorbell(). */
 	smp_mb();
+	switch (state) {
+	case IB_QPS_RESET:
+		shca_engine_qp_stop(qp);
+		shca_qp_reset_queues(qp);
+		break;
+	case IB_QPS_RTS:
+	case IB_QPS_ERR:
+		shca_engine_kick(qp);
+		break;
+	case IB_QPS_SQD:
+		/* The engine stops at the next WQE; then the SQ is drained. */
+		flush_work(&qp->work);
+		if (qp->attr.en_sqd_async_notify)
+			shca_event_raise(&qp->events, IB_EVENT_SQ_DRAINED);
+		break;
+	default:
+		break;
+	}
+}
+
+/**
+ * shca_qp_error() - move a QP to an error state from the data path
+ * @qp: the QP
+ * @state: IB_QPS_ERR, or IB_QPS_SQE for a UC or UD send error
+ *
+ * The engine then flushes what is left.  A QP already past the state
+ * (or never started) stays as it is.
+ *
+ * Context: any.
+ */
+void shca_qp_error(struct shca_qp *qp, enum ib_qp_state state)
+{
+	unsigned long flags;
+	enum ib_qp_state cur;
+	bool change;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	cur = qp->state;
 	if (state == IB_QPS_ERR)
-		queue_work(shca_wq, &qp->flush_work);
-	/* Nothing executes work requests yet, so the SQ is drained. */
-	if (state == IB_QPS_SQD && qp->attr.en_sqd_async_notify)
-		shca_event_raise(&qp->events, IB_EVENT_SQ_DRAINED);
+		change = cur >= IB_QPS_RTR && cur <= IB_QPS_SQE;
+	else
+		change = cur == IB_QPS_RTS || cur == IB_QPS_SQD;
+	if (change)
+		WRITE_ONCE(qp->state, state);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	if (change) {
+		/* Pairs with the barrier in shca_qp_doorbell(). */
+		smp_mb();
+		shca_engine_kick(qp);
+	}
 }
 
 /*
@@ -389,6 +457,39 @@ static bool shca_qp_transition_ok(enum ib_qp_state cur, enum ib_qp_state next,
 	return ib_modify_qp_is_ok(cur, next, type, mask);
 }
 
+/*
+ * Checks and applies a modify_qp under the state lock, so that a
+ * transition the data path makes meanwhile (to SQE or ERR) is either
+ * seen by the checks or comes after.
+ */
+static int shca_qp_modify_locked(struct shca_qp *qp,
+				 const struct ib_qp_attr *attr, int mask,
+				 enum ib_qp_state *next)
+{
+	struct ib_device *ibdev = qp->ibqp.device;
+	enum ib_qp_state cur = qp->state;
+	int ret;
+
+	*next = mask & IB_QP_STATE ? attr->qp_state : cur;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		ibdev_dbg(ibdev, "modify_qp: QP %u is in state %d, not %d\n",
+			  qp->ibqp.qp_num, cur, attr->cur_qp_state);
+		return -EINVAL;
+	}
+	if (!shca_qp_transition_ok(cur, *next, qp->ibqp.qp_type, mask)) {
+		ibdev_dbg(ibdev, "modify_qp: QP %u: %d -> %d with mask %#x\n",
+			  qp->ibqp.qp_num, cur, *next, mask);
+		return -EINVAL;
+	}
+	ret = shca_qp_check_attr(ibdev, attr, mask);
+	if (ret)
+		return ret;
+
+	shca_qp_apply_attr(qp, attr, mask);
+	WRITE_ONCE(qp->state, *next);
+	return 0;
+}
+
 /**
  * shca_qp_modify() - check and apply a modify_qp
  * @qp: the QP
@@ -401,29 +502,16 @@ static bool shca_qp_transition_ok(enum ib_qp_state cur, enum ib_qp_state next,
 static int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 			  int mask)
 {
-	struct ib_device *ibdev = qp->ibqp.device;
-	enum ib_qp_state cur = READ_ONCE(qp->state);
-	enum ib_qp_state next = mask & IB_QP_STATE ? attr->qp_state : cur;
+	enum ib_qp_state next;
+	unsigned long flags;
 	int ret;
 
-	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
-		ibdev_dbg(ibdev, "modify_qp: QP %u is in state %d, not %d\n",
-			  qp->ibqp.qp_num, cur, attr->cur_qp_state);
-		return -EINVAL;
-	}
-	if (!shca_qp_transition_ok(cur, next, qp->ibqp.qp_type, mask)) {
-		ibdev_dbg(ibdev, "modify_qp: QP %u: %d -> %d with mask %#x\n",
-			  qp->ibqp.qp_num, cur, next, mask);
-		return -EINVAL;
-	}
-	ret = shca_qp_check_attr(ibdev, attr, mask);
-	if (ret)
-		return ret;
-
-	shca_qp_apply_attr(qp, attr, mask);
-	if (mask & IB_QP_STATE)
-		shca_qp_set_state(qp, next);
-	return 0;
+	spin_lock_irqsave(&qp->state_lock, flags);
+	ret = shca_qp_modify_locked(qp, attr, mask, &next);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	if (!ret && (mask & IB_QP_STATE))
+		shca_qp_entered(qp, next);
+	return ret;
 }
 
 static int shca_qp_modify_cmd(struct shca_cmd *cmd)

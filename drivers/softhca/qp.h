@@ -7,6 +7,7 @@
 #ifndef SHCA_QP_H
 #define SHCA_QP_H
 
+#include <linux/hrtimer.h>
 #include <linux/kref.h>
 #include <rdma/ib_verbs.h>
 
@@ -23,15 +24,30 @@ struct shca_qp_queue {
 	u32 max_sge;
 };
 
+/*
+ * The requester's state for the WQE at the head of the send queue: what
+ * is left of its retries, and whether the engine waits for the timer.
+ * Owned by the QP's engine work.
+ */
+struct shca_req {
+	struct hrtimer timer;		/* RNR and ACK timeouts */
+	bool waiting;			/* the timer kicks the engine */
+	bool started;			/* the counters are the head WQE's */
+	u8 rnr_left;			/* 7: retry for ever */
+	u8 retry_left;
+};
+
 struct shca_qp {
 	struct ib_qp ibqp;
 	/* Held by the QPN table and by whoever found the QP there. */
 	struct kref ref;
 	struct completion released;
 	/*
-	 * Changed by modify_qp (on the command queue) and by the data path
-	 * (to SQE or ERR); read locklessly by posters.
+	 * Changed under state_lock by modify_qp (on the command queue) and by
+	 * the data path (to SQE or ERR); read locklessly by posters and the
+	 * engine.
 	 */
+	spinlock_t state_lock;
 	enum ib_qp_state state;
 	/*
 	 * Attributes set by modify_qp, as query_qp reports them, but for the
@@ -44,7 +60,9 @@ struct shca_qp {
 	u32 max_inline;
 	struct shca_qp_queue sq;
 	struct shca_qp_queue rq;		/* unused with an SRQ */
-	struct work_struct flush_work;	/* flushes both queues in ERR */
+	/* The engine: runs the send queue, or flushes in SQE and ERR. */
+	struct work_struct work;
+	struct shca_req req;
 	struct shca_events events;
 };
 
@@ -69,7 +87,14 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 
-void shca_qp_flush_work(struct work_struct *work);
+void shca_qp_error(struct shca_qp *qp, enum ib_qp_state state);
+
+/* The engine's side of the work queues (wqe.c). */
+bool shca_send_op_ok(const struct shca_qp *qp, unsigned int opcode);
+u8 shca_send_wc_opcode(unsigned int opcode);
+bool shca_qp_flush(struct shca_qp *qp, bool recv);
+int shca_rq_pop(struct shca_qp *qp, struct softhca_recv_wqe *wqe,
+		struct softhca_sge *sge);
 
 /* Shared with SRQs. */
 int shca_recv_wqes_post(struct ib_device *ibdev, struct shca_queue *q,

@@ -7,17 +7,21 @@
  * SHCA_MAX_INLINE bytes) and never completes anything itself.  Posts run in
  * any context, hard-irq included, under the work queue's own spinlock.
  *
- * A QP in the error state completes everything posted to it with
- * IB_WC_WR_FLUSH_ERR, from flush_work on shca_wq: never inside the post
- * that asked for it, so a consumer whose completion handler reposts
- * cannot recurse.
+ * The doorbell queues the QP's engine work (engine.c), which executes the
+ * send queue.  Receive WQEs are taken by responders (resp.c) under the
+ * same lock posters use, since several requesters may reach one QP at
+ * once.  A QP in the error state completes everything posted to it with
+ * IB_WC_WR_FLUSH_ERR, from the engine work: never inside the post that
+ * asked for it, so a consumer whose completion handler reposts cannot
+ * recurse.
  */
 
 #include "cq.h"
 #include "dev.h"
+#include "engine.h"
 #include "qp.h"
 
-/* Work queue entries flushed per run of flush_work, before it yields. */
+/* Work queue entries flushed per run of the engine, before it yields. */
 #define SHCA_FLUSH_BATCH 256
 
 #define SHCA_QPT_CONNECTED (BIT(IB_QPT_RC) | BIT(IB_QPT_UC))
@@ -41,10 +45,20 @@ static const struct {
 	[IB_WR_REG_MR] = { IB_WC_REG_MR, SHCA_QPT_CONNECTED },
 };
 
-static bool shca_send_op_ok(const struct shca_qp *qp, unsigned int opcode)
+/* May @qp post @opcode?  REG_MR is for kernel consumers only. */
+bool shca_send_op_ok(const struct shca_qp *qp, unsigned int opcode)
 {
+	if (opcode == IB_WR_REG_MR && qp->ibqp.uobject)
+		return false;
 	return opcode < ARRAY_SIZE(shca_send_ops) &&
 	       shca_send_ops[opcode].qp_types & BIT(qp->ibqp.qp_type);
+}
+
+/* The ib_wc_opcode a send WQE completes with, even a malformed one. */
+u8 shca_send_wc_opcode(unsigned int opcode)
+{
+	return opcode < ARRAY_SIZE(shca_send_ops) ?
+	       shca_send_ops[opcode].wc_opcode : IB_WC_SEND;
 }
 
 static u32 shca_send_wqe_ex(const struct ib_send_wr *wr)
@@ -182,16 +196,24 @@ static int shca_recv_wqe_write(struct ib_device *ibdev, void *slot,
 	return 0;
 }
 
-static void shca_qp_doorbell(struct shca_qp *qp)
+/*
+ * Kicks the engine when it has something to do with the new WQEs: execute
+ * them (sends, in RTS) or flush them (in SQE and ERR).
+ */
+static void shca_qp_doorbell(struct shca_qp *qp, bool send)
 {
+	enum ib_qp_state state;
+
 	/*
 	 * The WQEs are published before the state is read; pairs with the
-	 * barrier in shca_qp_set_state(), so that a QP moving to ERR meanwhile
-	 * flushes them either way.
+	 * barrier after every state change, so that a QP changing state
+	 * meanwhile handles them either way.
 	 */
 	smp_mb();
-	if (READ_ONCE(qp->state) == IB_QPS_ERR)
-		queue_work(shca_wq, &qp->flush_work);
+	state = READ_ONCE(qp->state);
+	if (state == IB_QPS_ERR ||
+	    (send && (state == IB_QPS_RTS || state == IB_QPS_SQE)))
+		shca_engine_kick(qp);
 }
 
 /*
@@ -263,7 +285,7 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (ret)
 		*bad_wr = wr;
 	if (n)
-		shca_qp_doorbell(qp);
+		shca_qp_doorbell(qp, true);
 	return ret;
 }
 
@@ -325,16 +347,45 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	ret = shca_recv_wqes_post(ibqp->device, &qp->rq.queue, &qp->rq.lock,
 				  qp->rq.max_sge, wr, bad_wr, &posted);
 	if (posted)
-		shca_qp_doorbell(qp);
+		shca_qp_doorbell(qp, false);
 	return ret;
 }
 
-static u8 shca_flush_opcode(const struct softhca_send_wqe *wqe)
+/**
+ * shca_rq_pop() - take the next receive WQE of a QP's receive queue
+ * @qp: the QP, which has no SRQ
+ * @wqe: where to copy the WQE's header
+ * @sge: where to copy its SGEs: room for the queue's max_sge
+ *
+ * Copied out before use: a user QP's ring is writable by the process.
+ *
+ * Context: any.
+ * Return: 0, -ENOENT when the queue is empty, -EINVAL for a malformed WQE
+ * (consumed all the same).
+ */
+int shca_rq_pop(struct shca_qp *qp, struct softhca_recv_wqe *wqe,
+		struct softhca_sge *sge)
 {
-	u8 opcode = READ_ONCE(wqe->opcode);
+	struct shca_queue *q = &qp->rq.queue;
+	const struct softhca_recv_wqe *slot;
+	unsigned long flags;
+	int ret = 0;
 
-	return opcode < ARRAY_SIZE(shca_send_ops) ?
-	       shca_send_ops[opcode].wc_opcode : IB_WC_SEND;
+	spin_lock_irqsave(&qp->rq.lock, flags);
+	if (!shca_queue_pending(q)) {
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	slot = shca_queue_entry(q, q->cons);
+	memcpy(wqe, slot, sizeof(*wqe));
+	if (wqe->num_sge > qp->rq.max_sge)
+		ret = -EINVAL;
+	else
+		memcpy(sge, slot + 1, wqe->num_sge * sizeof(*sge));
+	shca_queue_consumed(q, 1);
+out_unlock:
+	spin_unlock_irqrestore(&qp->rq.lock, flags);
+	return ret;
 }
 
 /*
@@ -360,25 +411,32 @@ static bool shca_wq_flush(struct shca_qp *qp, struct shca_queue *q,
 		/* Both kinds of WQE start with wr_id. */
 		cqe.wr_id = READ_ONCE(wqe->wr_id);
 		if (send)
-			cqe.opcode = shca_flush_opcode(wqe);
-		shca_cq_push(to_shca_cq(ibcq), &cqe, false);
+			cqe.opcode = shca_send_wc_opcode(READ_ONCE(wqe->opcode));
+		shca_cq_push(to_shca_cq(ibcq), &cqe, true);
 	}
 	shca_queue_consumed(q, n);
 	return n == SHCA_FLUSH_BATCH;
 }
 
-void shca_qp_flush_work(struct work_struct *work)
+/**
+ * shca_qp_flush() - flush a batch of a QP's WQEs
+ * @qp: the QP, in SQE or ERR
+ * @recv: flush the receive queue too (ERR)
+ *
+ * Context: the QP's engine work, which owns the send queue's consumer
+ * index; the receive queue's is shared with responders, under its lock.
+ * Return: true when there may be more.
+ */
+bool shca_qp_flush(struct shca_qp *qp, bool recv)
 {
-	struct shca_qp *qp = container_of(work, struct shca_qp, flush_work);
+	unsigned long flags;
 	bool more;
 
-	if (READ_ONCE(qp->state) != IB_QPS_ERR)
-		return;
 	more = shca_wq_flush(qp, &qp->sq.queue, qp->ibqp.send_cq, true);
-	if (!qp->ibqp.srq)
-		more |= shca_wq_flush(qp, &qp->rq.queue, qp->ibqp.recv_cq,
-				      false);
-	/* Bounded batches: let other work run between them. */
-	if (more)
-		queue_work(shca_wq, work);
+	if (!recv || qp->ibqp.srq)
+		return more;
+	spin_lock_irqsave(&qp->rq.lock, flags);
+	more |= shca_wq_flush(qp, &qp->rq.queue, qp->ibqp.recv_cq, false);
+	spin_unlock_irqrestore(&qp->rq.lock, flags);
+	return more;
 }

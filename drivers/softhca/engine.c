@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The engine: executes send queue WQEs.
+ *
+ * Context.  Each QP has one work item on shca_engine_wq, queued by the
+ * doorbell (and by state changes and retry timers).  A work item never
+ * runs on two CPUs at once, so a QP's send queue has a single consumer
+ * and its WQEs execute in order, with no lock.  The workqueue is per-CPU:
+ * the work runs on the CPU that rang the doorbell, where the WQEs (and,
+ * usually, the payload) are in cache, and QPs posted from different CPUs
+ * execute in parallel.  WQ_CPU_INTENSIVE, because a run copies payload
+ * for as long as its budget allows and must not hold up other work of
+ * the pool; WQ_HIGHPRI, because it is latency; WQ_MEM_RECLAIM, because
+ * storage ULPs wait on it under memory pressure.  Being process context,
+ * a copy may reschedule; tasklets and BH work (which 6.1 has not) could
+ * not.
+ *
+ * Fairness.  A run executes at most SHCA_ENGINE_BATCH WQEs or
+ * SHCA_ENGINE_BUDGET bytes (a WQE is never split), then requeues itself
+ * behind the other QPs' work.
+ *
+ * Completions go to the CQ ring (shca_cq_push()), whose notification is
+ * deferred to shca_wq: no consumer handler runs in this context, nor in
+ * any post.
+ */
+
+#include "cq.h"
+#include "dev.h"
+#include "engine.h"
+#include "mr.h"
+#include "qp.h"
+#include "transport.h"
+
+#define SHCA_ENGINE_BATCH 64
+#define SHCA_ENGINE_BUDGET SZ_1M
+
+/* rnr_retry and rnr_left: retry an RNR for ever. */
+#define SHCA_RNR_RETRY_FOREVER 7
+
+struct workqueue_struct *shca_engine_wq;
+
+int shca_engine_init(void)
+{
+	shca_engine_wq = alloc_workqueue("softhca_engine",
+					 WQ_HIGHPRI | WQ_CPU_INTENSIVE |
+					 WQ_MEM_RECLAIM, 0);
+	return shca_engine_wq ? 0 : -ENOMEM;
+}
+
+void shca_engine_destroy(void)
+{
+	destroy_workqueue(shca_engine_wq);
+}
+
+/* A send queue WQE, copied out of its ring: user space may rewrite it. */
+struct shca_swqe {
+	struct softhca_send_wqe hdr;
+	union {
+		struct softhca_sge sge[SHCA_MAX_SGE];
+		u8 inline_data[SHCA_MAX_INLINE];
+	};
+};
+
+/* What the requester makes of one WQE. */
+enum shca_step {
+	SHCA_STEP_DONE,		/* completed successfully */
+	SHCA_STEP_WAIT,		/* retry when the timer fires */
+	SHCA_STEP_ERROR,	/* completed in error: the QP left RTS */
+};
+
+/* The outcome of a message, for the requester's completion. */
+struct shca_req_result {
+	enum ib_wc_status status;
+	u32 byte_len;
+	u8 rnr_timer;
+};
+
+/* The IBA's RNR NAK timer encodings (table 45), in microseconds. */
+static const u32 shca_rnr_usecs[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960,
+	61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+#define SHCA_WQE_FLAGS (SOFTHCA_WQE_SIGNALED | SOFTHCA_WQE_SOLICITED | \
+			SOFTHCA_WQE_FENCE | SOFTHCA_WQE_INLINE)
+
+static bool shca_op_atomic(u8 opcode)
+{
+	return opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool shca_swqe_ok(struct shca_qp *qp, const struct shca_swqe *w)
+{
+	const struct softhca_send_wqe *hdr = &w->hdr;
+
+	if (!shca_send_op_ok(qp, hdr->opcode) ||
+	    hdr->flags & ~SHCA_WQE_FLAGS)
+		return false;
+	if (hdr->flags & SOFTHCA_WQE_INLINE)
+		return hdr->inline_len <= qp->max_inline;
+	return hdr->num_sge <= qp->sq.max_sge;
+}
+
+/* REG_MR and LOCAL_INV: executed by the requester, on its own device. */
+static enum ib_wc_status shca_req_local(struct shca_qp *qp,
+					const struct shca_swqe *w)
+{
+	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
+	bool reg = w->hdr.opcode == IB_WR_REG_MR;
+	enum ib_wc_status status = IB_WC_LOC_PROT_ERR;
+	struct shca_mr *mr;
+
+	mr = reg ? shca_mr_get_index(dev, w->hdr.reg.key) :
+		   shca_mr_get(dev, w->hdr.ex);
+	if (!mr)
+		return status;
+	if (mr->pd != qp->ibqp.pd)
+		goto out_put;
+	if (reg)
+		status = shca_mr_fast_reg(mr, w->hdr.reg.key, w->hdr.reg.access) ?
+			 IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
+	else
+		status = shca_mr_invalidate(mr, w->hdr.ex) ?
+			 IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+out_put:
+	shca_mr_put(mr);
+	return status;
+}
+
+/* A UD WQE's AH, copied under the table's lock, which destroy_ah takes. */
+static bool shca_req_ud_av(struct shca_qp *qp, u32 num, struct shca_av *av)
+{
+	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
+	struct shca_ah *ah;
+	unsigned long flags;
+
+	xa_lock_irqsave(&dev->ahs, flags);
+	ah = xa_load(&dev->ahs, num);
+	/* Another process's AH has another PD. */
+	if (ah && ah->ibah.pd == qp->ibqp.pd)
+		*av = ah->av;
+	xa_unlock_irqrestore(&dev->ahs, flags);
+	return ah && ah->ibah.pd == qp->ibqp.pd;
+}
+
+static u32 shca_req_qkey(struct shca_qp *qp, u32 qkey)
+{
+	/* A Q_Key with the high bit set means the QP's own (IBA 10.2.5). */
+	return qkey & BIT(31) ? READ_ONCE(qp->attr.qkey) : qkey;
+}
+
+/* Where the message goes: the QP's path, or a UD WQE's AH. */
+static enum ib_wc_status shca_req_dest(struct shca_qp *qp,
+				       const struct shca_swqe *w,
+				       struct shca_msg *msg, struct shca_av *av)
+{
+	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
+
+	if (msg->qp_type != IB_QPT_UD) {
+		msg->av = &qp->av;
+		msg->dest_qpn = READ_ONCE(qp->attr.dest_qp_num);
+		return IB_WC_SUCCESS;
+	}
+	if (!shca_req_ud_av(qp, w->hdr.ud.ah, av))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (msg->len > ib_mtu_enum_to_int(shca_active_mtu(dev->ndev)))
+		return IB_WC_LOC_LEN_ERR;
+	msg->av = av;
+	msg->dest_qpn = w->hdr.ud.remote_qpn;
+	msg->qkey = shca_req_qkey(qp, w->hdr.ud.remote_qkey);
+	return IB_WC_SUCCESS;
+}
+
+static void shca_req_msg(struct shca_qp *qp, const struct shca_swqe *w,
+			 struct shca_msg *msg, struct shca_sgl *payload)
+{
+	const struct softhca_send_wqe *hdr = &w->hdr;
+	bool atomic = shca_op_atomic(hdr->opcode);
+
+	*msg = (struct shca_msg){
+		.qp_type = qp->ibqp.qp_type == IB_QPT_GSI ? IB_QPT_UD :
+			   qp->ibqp.qp_type,
+		.opcode = hdr->opcode,
+		.flags = hdr->flags,
+		.ex = hdr->ex,
+		.len = atomic ? sizeof(u64) : payload->len,
+		.payload = payload,
+		.src_qpn = qp->ibqp.qp_num,
+		.smac = to_shca_dev(qp->ibqp.device)->ndev->dev_addr,
+	};
+	if (atomic) {
+		msg->remote = (struct softhca_sge){
+			.addr = hdr->atomic.remote_addr,
+			.length = sizeof(u64),
+			.lkey = hdr->atomic.rkey,
+		};
+		msg->compare_add = hdr->atomic.compare_add;
+		msg->swap = hdr->atomic.swap;
+	} else {
+		msg->remote = (struct softhca_sge){
+			.addr = hdr->rdma.remote_addr,
+			.length = msg->len,
+			.lkey = hdr->rdma.rkey,
+		};
+	}
+}
+
+/* The local SGEs: the source of a SEND or WRITE, the sink of the rest. */
+static enum ib_wc_status shca_req_payload(struct shca_qp *qp,
+					  struct shca_swqe *w,
+					  struct shca_sgl *payload)
+{
+	u8 op = w->hdr.opcode;
+	bool sink = op == IB_WR_RDMA_READ || shca_op_atomic(op);
+
+	if (w->hdr.flags & SOFTHCA_WQE_INLINE) {
+		if (sink)
+			return IB_WC_LOC_QP_OP_ERR;
+		shca_sgl_init_buf(payload, w->inline_data, w->hdr.inline_len);
+		return IB_WC_SUCCESS;
+	}
+	if (shca_sgl_init(payload, to_shca_dev(qp->ibqp.device), qp->ibqp.pd,
+			  sink ? IB_ACCESS_LOCAL_WRITE : 0, !qp->ibqp.uobject,
+			  w->sge, w->hdr.num_sge))
+		return IB_WC_LOC_LEN_ERR;
+	if (shca_op_atomic(op) && payload->len < sizeof(u64))
+		return IB_WC_LOC_LEN_ERR;
+	/* Every local key before a byte leaves, as hardware would. */
+	return shca_sgl_check(payload) ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+}
+
+/* Writes an atomic's original value to the local SGEs. */
+static enum ib_wc_status shca_req_atomic_result(struct shca_sgl *payload,
+						u64 orig)
+{
+	struct shca_sgl src;
+
+	shca_sgl_init_buf(&src, &orig, sizeof(orig));
+	return shca_sgl_copy(payload, &src, sizeof(orig)) ?
+	       IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+}
+
+/* Builds the message, hands it to the transport, reads the verdict. */
+static enum shca_tx shca_req_transport(struct shca_qp *qp,
+				       struct shca_swqe *w,
+				       struct shca_req_result *res)
+{
+	struct shca_sgl payload;
+	struct shca_msg msg;
+	struct shca_av av;
+	enum shca_tx tx = SHCA_TX_DONE;
+
+	res->status = shca_req_payload(qp, w, &payload);
+	if (res->status != IB_WC_SUCCESS)
+		goto out_release;
+	shca_req_msg(qp, w, &msg, &payload);
+	res->byte_len = msg.len;
+	res->status = shca_req_dest(qp, w, &msg, &av);
+	if (res->status != IB_WC_SUCCESS)
+		goto out_release;
+
+	tx = shca_loop_send(qp, &msg);
+	/* Unreliable services are not told what became of a message. */
+	if (tx != SHCA_TX_DONE && msg.qp_type != IB_QPT_RC) {
+		tx = SHCA_TX_DONE;
+		msg.status = IB_WC_SUCCESS;
+	}
+	res->status = msg.status;
+	res->rnr_timer = msg.rnr_timer;
+	if (tx == SHCA_TX_DONE && res->status == IB_WC_SUCCESS &&
+	    shca_op_atomic(msg.opcode))
+		res->status = shca_req_atomic_result(&payload, msg.atomic_orig);
+out_release:
+	shca_sgl_release(&payload);
+	return tx;
+}
+
+static enum hrtimer_restart shca_req_timer(struct hrtimer *timer)
+{
+	struct shca_qp *qp = container_of(timer, struct shca_qp, req.timer);
+
+	WRITE_ONCE(qp->req.waiting, false);
+	queue_work(shca_engine_wq, &qp->work);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * The responder answered RNR, or nothing answered: wait and retry, until
+ * the QP's retry counts run out.  A local ACK timeout of 0 waits for ever.
+ */
+static enum shca_step shca_req_wait(struct shca_qp *qp, enum shca_tx tx,
+				    struct shca_req_result *res)
+{
+	struct shca_req *req = &qp->req;
+	u8 timeout = READ_ONCE(qp->attr.timeout);
+	u64 ns;
+
+	if (tx == SHCA_TX_RNR) {
+		res->status = IB_WC_RNR_RETRY_EXC_ERR;
+		if (!req->rnr_left)
+			return SHCA_STEP_ERROR;
+		if (req->rnr_left != SHCA_RNR_RETRY_FOREVER)
+			req->rnr_left--;
+		ns = (u64)shca_rnr_usecs[res->rnr_timer & 31] * NSEC_PER_USEC;
+	} else {
+		res->status = IB_WC_RETRY_EXC_ERR;
+		if (!req->retry_left)
+			return SHCA_STEP_ERROR;
+		req->retry_left--;
+		ns = 4096ULL << timeout;
+	}
+	WRITE_ONCE(req->waiting, true);
+	if (tx == SHCA_TX_RNR || timeout)
+		hrtimer_start(&req->timer, ns_to_ktime(ns),
+			      HRTIMER_MODE_REL_SOFT);
+	return SHCA_STEP_WAIT;
+}
+
+static void shca_req_complete(struct shca_qp *qp, const struct shca_swqe *w,
+			      const struct shca_req_result *res)
+{
+	struct softhca_cqe cqe = {
+		.wr_id = w->hdr.wr_id,
+		.status = res->status,
+		.opcode = shca_send_wc_opcode(w->hdr.opcode),
+		.byte_len = res->byte_len,
+		.qp_num = qp->ibqp.qp_num,
+	};
+	bool ok = res->status == IB_WC_SUCCESS;
+
+	if (ok && !(w->hdr.flags & SOFTHCA_WQE_SIGNALED))
+		return;
+	shca_cq_push(to_shca_cq(qp->ibqp.send_cq), &cqe, !ok);
+}
+
+/* Executes the WQE at the head of the send queue. */
+static enum shca_step shca_req_one(struct shca_qp *qp, u32 *bytes)
+{
+	struct shca_queue *q = &qp->sq.queue;
+	struct shca_req_result res = {};
+	enum shca_step step = SHCA_STEP_DONE;
+	struct shca_swqe w;
+	enum shca_tx tx;
+
+	memcpy(&w, shca_queue_entry(q, q->cons),
+	       min_t(u32, q->entry_size, sizeof(w)));
+	if (!qp->req.started) {
+		qp->req.rnr_left = READ_ONCE(qp->attr.rnr_retry);
+		qp->req.retry_left = READ_ONCE(qp->attr.retry_cnt);
+		qp->req.started = true;
+	}
+	if (!shca_swqe_ok(qp, &w)) {
+		res.status = IB_WC_LOC_QP_OP_ERR;
+	} else if (w.hdr.opcode == IB_WR_REG_MR ||
+		   w.hdr.opcode == IB_WR_LOCAL_INV) {
+		res.status = shca_req_local(qp, &w);
+	} else {
+		tx = shca_req_transport(qp, &w, &res);
+		if (tx != SHCA_TX_DONE)
+			step = shca_req_wait(qp, tx, &res);
+		if (step == SHCA_STEP_WAIT)
+			return step;
+	}
+
+	qp->req.started = false;
+	*bytes = res.byte_len;
+	shca_req_complete(qp, &w, &res);
+	shca_queue_consumed(q, 1);
+	if (res.status == IB_WC_SUCCESS)
+		return SHCA_STEP_DONE;
+	ibdev_dbg_ratelimited(qp->ibqp.device, "QP %u: WQE %#llx: %s\n",
+			      qp->ibqp.qp_num, w.hdr.wr_id,
+			      ib_wc_status_msg(res.status));
+	shca_qp_error(qp, qp->ibqp.qp_type == IB_QPT_RC ? IB_QPS_ERR :
+			  IB_QPS_SQE);
+	return SHCA_STEP_ERROR;
+}
+
+/*
+ * Runs the send queue for one batch.  Return: true when the work should
+ * run again (more WQEs, or a state change to act on).
+ */
+static bool shca_req_run(struct shca_qp *qp)
+{
+	u32 budget = SHCA_ENGINE_BUDGET, bytes;
+	unsigned int n;
+
+	if (READ_ONCE(qp->req.waiting))
+		return false;
+	for (n = 0; n < SHCA_ENGINE_BATCH; n++) {
+		if (READ_ONCE(qp->state) != IB_QPS_RTS)
+			return true;
+		if (!shca_queue_pending(&qp->sq.queue))
+			return false;
+		bytes = 0;
+		switch (shca_req_one(qp, &bytes)) {
+		case SHCA_STEP_WAIT:
+			return false;
+		case SHCA_STEP_ERROR:
+			return true;
+		case SHCA_STEP_DONE:
+			break;
+		}
+		if (bytes >= budget)
+			return true;
+		budget -= bytes;
+	}
+	return true;
+}
+
+static void shca_qp_work(struct work_struct *work)
+{
+	struct shca_qp *qp = container_of(work, struct shca_qp, work);
+	bool more;
+
+	switch (READ_ONCE(qp->state)) {
+	case IB_QPS_RTS:
+		more = shca_req_run(qp);
+		break;
+	case IB_QPS_SQE:
+		more = shca_qp_flush(qp, false);
+		break;
+	case IB_QPS_ERR:
+		more = shca_qp_flush(qp, true);
+		break;
+	default:
+		return;
+	}
+	if (more)
+		queue_work(shca_engine_wq, work);
+}
+
+void shca_engine_qp_init(struct shca_qp *qp)
+{
+	INIT_WORK(&qp->work, shca_qp_work);
+	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	qp->req.timer.function = shca_req_timer;
+}
+
+/* Context: any, hard-irq included. */
+void shca_engine_kick(struct shca_qp *qp)
+{
+	queue_work(shca_engine_wq, &qp->work);
+}
+
+/**
+ * shca_engine_qp_stop() - stop a QP's engine for good
+ * @qp: the QP, in RESET: a run of its work does nothing, and arms no timer
+ *
+ * Context: process context; sleeps.
+ */
+void shca_engine_qp_stop(struct shca_qp *qp)
+{
+	cancel_work_sync(&qp->work);
+	/* A run before RESET may have armed it, and it may queue the work. */
+	hrtimer_cancel(&qp->req.timer);
+	cancel_work_sync(&qp->work);
+	qp->req.waiting = false;
+	qp->req.started = false;
+}

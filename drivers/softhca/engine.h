@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The engine: executes the work queues of QPs, away from the posters.
+ * A doorbell queues the QP's work item on softhca's engine workqueue;
+ * the work item runs the send queue (or flushes the QP in an error
+ * state) a bounded batch at a time.
+ */
+#ifndef SHCA_ENGINE_H
+#define SHCA_ENGINE_H
+
+#include <linux/workqueue.h>
+
+struct shca_qp;
+
+extern struct workqueue_struct *shca_engine_wq;
+
+int shca_engine_init(void);
+void shca_engine_destroy(void);
+
+void shca_engine_qp_init(struct shca_qp *qp);
+void shca_engine_kick(struct shca_qp *qp);
+void shca_engine_qp_stop(struct shca_qp *qp);
+
+#endif /* SHCA_ENGINE_H */

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Walking registered memory.
+ *
+ * An SGE's key is looked up, and the whole SGE checked against its MR
+ * (PD, access, range), when the cursor enters it, and the reference is
+ * held until the cursor leaves: deregistration waits for it.  Bytes are
+ * reached a page at a time through the MR (pinned user pages, a fast
+ * registration's page list, or the kernel's linear map) and mapped with
+ * kmap_local_page(), so a copy maps two pages at most and unmaps them in
+ * reverse order.
+ *
+ * Context: the engine (process context; copies reschedule).  Map and
+ * unmap alone, as atomics use them, are safe in any context.
+ */
+
+#include <linux/highmem.h>
+
+#include "dev.h"
+#include "mem.h"
+#include "mr.h"
+
+/* Pages copied between two chances for the scheduler. */
+#define SHCA_COPY_RESCHED_PAGES 64
+
+/**
+ * shca_sgl_init() - a cursor over a work request's SGE list
+ * @sgl: the cursor
+ * @dev: the device whose keys the SGEs name
+ * @pd: the PD of the QP the work request came through
+ * @access: IB_ACCESS_* the MRs must grant (IB_ACCESS_LOCAL_WRITE when
+ *	the engine writes to them, 0 when it only reads)
+ * @dma_lkey: accept the local DMA lkey (a kernel QP's SGEs)
+ * @sge: the SGEs, which must outlive the cursor
+ * @num_sge: how many
+ *
+ * Keys are checked later, as the cursor reaches each SGE.
+ *
+ * Return: 0, or -EMSGSIZE when the SGEs add up to more than the IBA's
+ * 2^31 bytes per message.
+ */
+int shca_sgl_init(struct shca_sgl *sgl, struct shca_dev *dev,
+		  struct ib_pd *pd, int access, bool dma_lkey,
+		  const struct softhca_sge *sge, u32 num_sge)
+{
+	u64 len = 0;
+	u32 i;
+
+	for (i = 0; i < num_sge; i++)
+		len += sge[i].length;
+	if (len > SZ_2G)
+		return -EMSGSIZE;
+	*sgl = (struct shca_sgl){
+		.dev = dev,
+		.pd = pd,
+		.access = access,
+		.dma_lkey = dma_lkey,
+		.sge = sge,
+		.num_sge = num_sge,
+		.len = len,
+	};
+	return 0;
+}
+
+/* A cursor over @len bytes of kernel memory at @buf. */
+void shca_sgl_init_buf(struct shca_sgl *sgl, void *buf, u32 len)
+{
+	*sgl = (struct shca_sgl){ .buf = buf, .len = len };
+}
+
+/**
+ * shca_sgl_init_remote() - a cursor over a range named by an rkey
+ * @sgl: the cursor
+ * @range: the range (addr, length, and the rkey in lkey), which must
+ *	outlive the cursor
+ * @dev: the responder's device
+ * @pd: the responder QP's PD
+ * @access: IB_ACCESS_REMOTE_* the request needs
+ *
+ * Unlike a local SGE list, the range is checked at once: a request that
+ * may not touch every byte of it touches none.
+ *
+ * Return: 0, or -EACCES when the key, PD, access or range is refused.
+ */
+int shca_sgl_init_remote(struct shca_sgl *sgl, struct softhca_sge *range,
+			 struct shca_dev *dev, struct ib_pd *pd, int access)
+{
+	int ret;
+
+	ret = shca_sgl_init(sgl, dev, pd, access, false, range, 1);
+	if (ret || !range->length)
+		return ret;
+	sgl->mr = shca_mr_get(dev, range->lkey);
+	if (!sgl->mr)
+		return -EACCES;
+	sgl->entered = true;
+	ret = shca_mr_check(sgl->mr, range->lkey, pd, range->addr,
+			    range->length, access);
+	return ret ? -EACCES : 0;
+}
+
+static void shca_sgl_leave(struct shca_sgl *sgl)
+{
+	if (sgl->mr)
+		shca_mr_put(sgl->mr);
+	sgl->mr = NULL;
+	sgl->entered = false;
+}
+
+void shca_sgl_release(struct shca_sgl *sgl)
+{
+	shca_sgl_leave(sgl);
+}
+
+/* Looks the current SGE's key up and checks the whole SGE against it. */
+static int shca_sgl_enter(struct shca_sgl *sgl)
+{
+	const struct softhca_sge *sge = &sgl->sge[sgl->i];
+
+	sgl->entered = true;
+	if (sge->lkey == SHCA_LOCAL_DMA_LKEY && sgl->dma_lkey)
+		return 0;
+	sgl->mr = shca_mr_get(sgl->dev, sge->lkey);
+	if (!sgl->mr ||
+	    shca_mr_check(sgl->mr, sge->lkey, sgl->pd, sge->addr,
+			  sge->length, sgl->access)) {
+		ibdev_dbg_ratelimited(&sgl->dev->ibdev,
+				      "key %#x refused for %u bytes at %#llx\n",
+				      sge->lkey, sge->length, sge->addr);
+		return -EACCES;
+	}
+	return 0;
+}
+
+/**
+ * shca_sgl_check() - check every SGE's key and range now
+ * @sgl: a cursor over an SGE list, not used yet
+ *
+ * For the requester, whose local protection errors must stop a message
+ * before the responder sees any of it.
+ *
+ * Return: 0, or -EACCES (and @sgl->bad set).
+ */
+int shca_sgl_check(struct shca_sgl *sgl)
+{
+	int ret = 0;
+
+	for (sgl->i = 0; sgl->i < sgl->num_sge && !ret; sgl->i++) {
+		if (!sgl->sge[sgl->i].length)
+			continue;
+		ret = shca_sgl_enter(sgl);
+		shca_sgl_leave(sgl);
+	}
+	sgl->i = 0;
+	sgl->bad = ret;
+	return ret;
+}
+
+static struct page *shca_sgl_page(struct shca_sgl *sgl, u64 iova,
+				  unsigned int *offset)
+{
+	if (!sgl->mr)
+		return shca_kva_page(iova, offset);
+	return shca_mr_iova_page(sgl->mr, iova, offset);
+}
+
+/**
+ * shca_sgl_map() - map the bytes at the cursor
+ * @sgl: the cursor, not at its end (a caller's bug, which warns)
+ * @len: set to how many bytes from there are mapped contiguously
+ *
+ * Return: the bytes, to unmap with shca_sgl_unmap() before the next map
+ * of @sgl, or an ERR_PTR(): -EACCES when a key or range is refused,
+ * -EFAULT when an address is not backed (both set @sgl->bad).
+ */
+void *shca_sgl_map(struct shca_sgl *sgl, u32 *len)
+{
+	const struct softhca_sge *sge;
+	unsigned int poff;
+	struct page *page;
+
+	if (!sgl->sge) {
+		*len = sgl->len - sgl->off;
+		return *len ? sgl->buf + sgl->off : ERR_PTR(-EFAULT);
+	}
+	while (sgl->off == sgl->sge[sgl->i].length) {
+		shca_sgl_leave(sgl);
+		if (WARN_ON_ONCE(++sgl->i == sgl->num_sge))
+			return ERR_PTR(-EFAULT);
+		sgl->off = 0;
+	}
+	sge = &sgl->sge[sgl->i];
+	if (!sgl->entered && shca_sgl_enter(sgl)) {
+		sgl->bad = true;
+		return ERR_PTR(-EACCES);
+	}
+	page = shca_sgl_page(sgl, sge->addr + sgl->off, &poff);
+	if (!page) {
+		sgl->bad = true;
+		return ERR_PTR(-EFAULT);
+	}
+	*len = min_t(u32, PAGE_SIZE - poff, sge->length - sgl->off);
+	sgl->map = kmap_local_page(page);
+	return sgl->map + poff;
+}
+
+void shca_sgl_unmap(struct shca_sgl *sgl)
+{
+	if (sgl->map)
+		kunmap_local(sgl->map);
+	sgl->map = NULL;
+}
+
+/**
+ * shca_sgl_copy() - copy bytes from one cursor to another
+ * @dst: where to, with at least @len bytes left
+ * @src: where from, with at least @len bytes left
+ * @len: how many
+ *
+ * Both cursors advance by what was copied.
+ *
+ * Return: 0, or the error of the first map that failed (see
+ * shca_sgl_map(); the failing cursor has ->bad set).
+ */
+int shca_sgl_copy(struct shca_sgl *dst, struct shca_sgl *src, u32 len)
+{
+	unsigned int pages = 0;
+	u32 dlen, slen, n;
+	void *d, *s;
+
+	while (len) {
+		d = shca_sgl_map(dst, &dlen);
+		if (IS_ERR(d))
+			return PTR_ERR(d);
+		s = shca_sgl_map(src, &slen);
+		if (IS_ERR(s)) {
+			shca_sgl_unmap(dst);
+			return PTR_ERR(s);
+		}
+		n = min3(len, dlen, slen);
+		memcpy(d, s, n);
+		shca_sgl_unmap(src);
+		shca_sgl_unmap(dst);
+		dst->off += n;
+		src->off += n;
+		len -= n;
+		if (++pages % SHCA_COPY_RESCHED_PAGES == 0)
+			cond_resched();
+	}
+	return 0;
+}

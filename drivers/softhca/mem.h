@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Registered memory as the engine walks it: the bytes a work request's SGE
+ * list names, or a remote range named by an rkey, or a plain kernel buffer
+ * (inline data, and later packet payload), each behind one cursor type so
+ * that one copy loop serves every combination.
+ */
+#ifndef SHCA_MEM_H
+#define SHCA_MEM_H
+
+#include <rdma/ib_verbs.h>
+#include <rdma/softhca-abi.h>
+
+struct shca_dev;
+struct shca_mr;
+
+/**
+ * struct shca_sgl - a cursor over memory the engine reads or writes
+ * @dev: the device whose keys name the memory
+ * @pd: the PD every MR must belong to
+ * @access: the IB_ACCESS_* every MR must grant
+ * @dma_lkey: the local DMA lkey may be used (kernel QPs only)
+ * @sge: the SGE list, or NULL for @buf
+ * @num_sge: entries in @sge
+ * @buf: a plain kernel buffer
+ * @len: bytes in total
+ * @i: the SGE the cursor is in
+ * @off: the cursor's offset in that SGE (or in @buf)
+ * @entered: SGE @i's key was looked up and its range checked
+ * @mr: the MR of SGE @i, held; NULL for the local DMA lkey
+ * @map: what shca_sgl_map() mapped, for shca_sgl_unmap()
+ * @bad: this list, not the one it was copied to or from, failed a check
+ */
+struct shca_sgl {
+	struct shca_dev *dev;
+	struct ib_pd *pd;
+	int access;
+	bool dma_lkey;
+	const struct softhca_sge *sge;
+	u32 num_sge;
+	void *buf;
+	u32 len;
+	u32 i;
+	u32 off;
+	bool entered;
+	struct shca_mr *mr;
+	void *map;
+	bool bad;
+};
+
+int shca_sgl_init(struct shca_sgl *sgl, struct shca_dev *dev,
+		  struct ib_pd *pd, int access, bool dma_lkey,
+		  const struct softhca_sge *sge, u32 num_sge);
+void shca_sgl_init_buf(struct shca_sgl *sgl, void *buf, u32 len);
+int shca_sgl_init_remote(struct shca_sgl *sgl, struct softhca_sge *range,
+			 struct shca_dev *dev, struct ib_pd *pd, int access);
+void shca_sgl_release(struct shca_sgl *sgl);
+int shca_sgl_check(struct shca_sgl *sgl);
+int shca_sgl_copy(struct shca_sgl *dst, struct shca_sgl *src, u32 len);
+void *shca_sgl_map(struct shca_sgl *sgl, u32 *len);
+void shca_sgl_unmap(struct shca_sgl *sgl);
+
+#endif /* SHCA_MEM_H */

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The seam between the engine and the ways a message reaches its
+ * responder.  The engine (engine.c) turns a send queue WQE into a struct
+ * shca_msg and hands it to a transport; the transport delivers it to the
+ * responder (resp.c) of the destination QP and reports the outcome as the
+ * requester sees it: executed with a status, refused for want of a
+ * receive WQE (RNR), or unanswered.
+ *
+ * Loopback (loopback.c) serves QPs of softhca devices in this host, by
+ * calling the responder directly with the requester's memory as the
+ * payload.  A wire transport (RoCEv2) plugs in beside it.
+ */
+#ifndef SHCA_TRANSPORT_H
+#define SHCA_TRANSPORT_H
+
+#include <rdma/ib_verbs.h>
+#include <rdma/softhca-abi.h>
+
+#include "ah.h"
+#include "mem.h"
+
+struct shca_qp;
+
+enum shca_tx {
+	SHCA_TX_DONE,		/* executed: see status */
+	SHCA_TX_RNR,		/* no receive WQE: retry after rnr_timer */
+	SHCA_TX_LOST,		/* nothing answered: retry after a timeout */
+};
+
+/**
+ * struct shca_msg - one message, requester to responder
+ * @qp_type: the requester's service: IB_QPT_RC, IB_QPT_UC or IB_QPT_UD
+ * @opcode: the WQE's opcode (enum ib_wr_opcode)
+ * @flags: SOFTHCA_WQE_* (SOLICITED matters to the responder)
+ * @ex: immediate data, or the rkey SEND_WITH_INV invalidates
+ * @len: payload bytes: sent, written, or to read
+ * @payload: the requester's bytes: the source of a SEND or WRITE, the
+ *	sink of a READ
+ * @remote: address, rkey (as lkey) and length of a WRITE, READ or atomic
+ * @compare_add: atomic operand
+ * @swap: atomic operand
+ * @src_qpn: the requester's QPN
+ * @dest_qpn: the responder's QPN
+ * @qkey: a UD message's Q_Key
+ * @av: the path (GIDs and the GRH fields a UD receiver sees)
+ * @smac: the requester's MAC address
+ * @status: set by the responder with SHCA_TX_DONE, as the requester's
+ *	completion reports it
+ * @rnr_timer: set with SHCA_TX_RNR: the responder's minimum RNR timer
+ * @atomic_orig: set by an atomic: the value before the operation
+ */
+struct shca_msg {
+	enum ib_qp_type qp_type;
+	u8 opcode;
+	u8 flags;
+	u32 ex;
+	u32 len;
+	struct shca_sgl *payload;
+	struct softhca_sge remote;
+	u64 compare_add;
+	u64 swap;
+	u32 src_qpn;
+	u32 dest_qpn;
+	u32 qkey;
+	const struct shca_av *av;
+	const u8 *smac;
+
+	enum ib_wc_status status;
+	u8 rnr_timer;
+	u64 atomic_orig;
+};
+
+/* Delivers @msg from @qp; in the engine's context. */
+enum shca_tx shca_loop_send(struct shca_qp *qp, struct shca_msg *msg);
+
+/* The responder: executes @msg on @qp, which the transport holds. */
+enum shca_tx shca_resp_execute(struct shca_qp *qp, struct shca_msg *msg);
+
+#endif /* SHCA_TRANSPORT_H */
