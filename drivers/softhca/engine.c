@@ -366,8 +366,12 @@ static enum shca_step shca_req_one(struct shca_qp *qp, u32 *bytes)
 
 	qp->req.started = false;
 	*bytes = res.byte_len;
-	shca_req_complete(qp, &w, &res);
+	/*
+	 * The slot is free before the completion says so: a consumer that
+	 * polls it may repost at once.
+	 */
 	shca_queue_consumed(q, 1);
+	shca_req_complete(qp, &w, &res);
 	if (res.status == IB_WC_SUCCESS)
 		return SHCA_STEP_DONE;
 	ibdev_dbg_ratelimited(qp->ibqp.device, "QP %u: WQE %#llx: %s\n",

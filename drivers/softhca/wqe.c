@@ -406,15 +406,16 @@ static bool shca_wq_flush(struct shca_qp *qp, struct shca_queue *q,
 
 	for (i = 0; i < n; i++) {
 		const struct softhca_send_wqe *wqe =
-			shca_queue_entry(q, q->cons + i);
+			shca_queue_entry(q, q->cons);
 
 		/* Both kinds of WQE start with wr_id. */
 		cqe.wr_id = READ_ONCE(wqe->wr_id);
 		if (send)
 			cqe.opcode = shca_send_wc_opcode(READ_ONCE(wqe->opcode));
+		/* Free the slot first: the completion may be reposted at once. */
+		shca_queue_consumed(q, 1);
 		shca_cq_push(to_shca_cq(ibcq), &cqe, true);
 	}
-	shca_queue_consumed(q, n);
 	return n == SHCA_FLUSH_BATCH;
 }
 
