@@ -149,6 +149,16 @@ static int shca_qp_set_state(struct ib_qp *qp, enum ib_qp_state state)
 	return ib_modify_qp(qp, &attr, IB_QP_STATE);
 }
 
+/*
+ * On to SQD, where sends may be posted but the engine leaves them in the
+ * ring: what the posting tests inspect.
+ */
+static void shca_qp_to_sqd(struct kunit *test, struct ib_qp *qp)
+{
+	shca_qp_to_rts(test, qp);
+	KUNIT_ASSERT_EQ(test, shca_qp_set_state(qp, IB_QPS_SQD), 0);
+}
+
 static int shca_query_state_of(struct ib_qp *qp)
 {
 	struct ib_qp_init_attr init;
@@ -350,7 +360,7 @@ static void shca_qp_post_in_atomic(struct kunit *test)
 
 	env->qp = shca_qp_new(env, IB_QPT_RC, 8);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, env->qp);
-	shca_qp_to_rts(test, env->qp);
+	shca_qp_to_sqd(test, env->qp);
 	shca_run_in(test, *ctx, shca_post_fn, a);
 	KUNIT_EXPECT_EQ(test, a->send_ret, 0);
 	KUNIT_EXPECT_EQ(test, a->recv_ret, 0);
@@ -376,7 +386,7 @@ static void shca_qp_post_refused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ib_post_recv(env->qp, &a->recv, &bad_recv),
 			-EINVAL);
 	KUNIT_EXPECT_PTR_EQ(test, bad_recv, &a->recv);
-	shca_qp_to_rts(test, env->qp);
+	shca_qp_to_sqd(test, env->qp);
 
 	/* The third WR has too many SGEs: two are posted. */
 	a->inl.send_flags = 0;
@@ -479,7 +489,7 @@ static void shca_qp_flush_on_err(struct kunit *test)
 
 	env->qp = shca_qp_new(env, IB_QPT_RC, 8);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, env->qp);
-	shca_qp_to_rts(test, env->qp);
+	shca_qp_to_sqd(test, env->qp);
 	shca_post_fn(a);
 	KUNIT_ASSERT_EQ(test, a->send_ret, 0);
 	KUNIT_ASSERT_EQ(test, a->recv_ret, 0);
