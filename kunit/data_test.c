@@ -202,6 +202,20 @@ static void shca_data_post_write(struct kunit *test, struct shca_dp *dp,
 	KUNIT_ASSERT_EQ(test, shca_dp_post_send(dp, 0, &wr.wr), 0);
 }
 
+/* A WRITE with @rkey is refused, and @len bytes at @to stay zero. */
+static void shca_data_expect_refused(struct kunit *test, struct shca_dp *dp,
+				     struct ib_sge *sge, u8 *to, u32 len,
+				     u32 rkey)
+{
+	struct ib_wc wc;
+
+	memset(to, 0, len);
+	shca_data_post_write(test, dp, IB_WR_RDMA_WRITE, sge, 1, to, rkey);
+	KUNIT_ASSERT_TRUE(test, shca_dp_poll(dp, 0, &wc));
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_REM_ACCESS_ERR);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(to, 0, len));
+}
+
 /* RDMA WRITE from 2 SGEs to an unaligned remote address, exactly. */
 static void shca_data_write(struct kunit *test)
 {
@@ -440,7 +454,6 @@ static void shca_data_frwr(struct kunit *test)
 		.send_flags = IB_SEND_SIGNALED,
 	};
 	struct ib_mr *mr;
-	struct ib_wc wc;
 
 	shca_dp_fill(src, 512, 7);
 	mr = shca_dp_frwr(dp, 1, dst, 512, IB_ACCESS_LOCAL_WRITE |
@@ -453,12 +466,7 @@ static void shca_data_frwr(struct kunit *test)
 	inv.ex.invalidate_rkey = mr->rkey;
 	KUNIT_ASSERT_EQ(test, shca_dp_post_send(dp, 1, &inv), 0);
 	shca_expect_wc(test, dp, 1, 14, IB_WC_LOCAL_INV, 0);
-	memset(dst, 0, 512);
-	shca_data_post_write(test, dp, IB_WR_RDMA_WRITE, &sge, 1, dst,
-			     mr->rkey);
-	KUNIT_ASSERT_TRUE(test, shca_dp_poll(dp, 0, &wc));
-	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_REM_ACCESS_ERR);
-	KUNIT_EXPECT_TRUE(test, !memchr_inv(dst, 0, 512));
+	shca_data_expect_refused(test, dp, &sge, dst, 512, mr->rkey);
 	KUNIT_EXPECT_EQ(test, ib_dereg_mr(mr), 0);
 }
 
@@ -487,11 +495,7 @@ static void shca_data_send_inv(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc.ex.invalidate_rkey, mr->rkey);
 
 	/* The rkey no longer works. */
-	shca_data_post_write(test, dp, IB_WR_RDMA_WRITE, &sge, 1, buf,
-			     mr->rkey);
-	KUNIT_ASSERT_TRUE(test, shca_dp_poll(dp, 0, &wc));
-	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_REM_ACCESS_ERR);
-	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf, 0, 256));
+	shca_data_expect_refused(test, dp, &sge, buf, 256, mr->rkey);
 	KUNIT_EXPECT_EQ(test, ib_dereg_mr(mr), 0);
 }
 

@@ -279,14 +279,18 @@ static int shca_resp_target(struct shca_qp *qp, struct shca_msg *msg,
 				    access);
 }
 
-static enum shca_tx shca_resp_write(struct shca_qp *qp, struct shca_msg *msg)
+/* WRITE (+IMM) and READ: copy between the requester and the target. */
+static enum shca_tx shca_resp_rdma(struct shca_qp *qp, struct shca_msg *msg,
+				   int access)
 {
 	struct shca_sgl target;
 	int ret;
 
-	ret = shca_resp_target(qp, msg, &target, IB_ACCESS_REMOTE_WRITE);
-	if (!ret)
+	ret = shca_resp_target(qp, msg, &target, access);
+	if (!ret && access == IB_ACCESS_REMOTE_WRITE)
 		ret = shca_sgl_copy(&target, msg->payload, msg->len);
+	else if (!ret)
+		ret = shca_sgl_copy(msg->payload, &target, msg->len);
 	shca_sgl_release(&target);
 	if (ret && msg->payload->bad) {
 		msg->status = IB_WC_LOC_PROT_ERR;
@@ -296,25 +300,6 @@ static enum shca_tx shca_resp_write(struct shca_qp *qp, struct shca_msg *msg)
 		return shca_resp_refuse(qp, msg, IB_WC_REM_ACCESS_ERR, true);
 	if (msg->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 		return shca_resp_recv(qp, msg);
-	msg->status = IB_WC_SUCCESS;
-	return SHCA_TX_DONE;
-}
-
-static enum shca_tx shca_resp_read(struct shca_qp *qp, struct shca_msg *msg)
-{
-	struct shca_sgl source;
-	int ret;
-
-	ret = shca_resp_target(qp, msg, &source, IB_ACCESS_REMOTE_READ);
-	if (!ret)
-		ret = shca_sgl_copy(msg->payload, &source, msg->len);
-	shca_sgl_release(&source);
-	if (ret && msg->payload->bad) {
-		msg->status = IB_WC_LOC_PROT_ERR;
-		return SHCA_TX_DONE;
-	}
-	if (ret)
-		return shca_resp_refuse(qp, msg, IB_WC_REM_ACCESS_ERR, true);
 	msg->status = IB_WC_SUCCESS;
 	return SHCA_TX_DONE;
 }
@@ -367,9 +352,9 @@ enum shca_tx shca_resp_execute(struct shca_qp *qp, struct shca_msg *msg)
 		return shca_resp_recv(qp, msg);
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		return shca_resp_write(qp, msg);
+		return shca_resp_rdma(qp, msg, IB_ACCESS_REMOTE_WRITE);
 	case IB_WR_RDMA_READ:
-		return shca_resp_read(qp, msg);
+		return shca_resp_rdma(qp, msg, IB_ACCESS_REMOTE_READ);
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return shca_resp_atomic(qp, msg);
