@@ -31,6 +31,11 @@ SOFTHCA_RESULTS=$share/results SOFTHCA_MODTREE=$modtree \
 rc=$?
 say "integration ($rel): guest run took $((SECONDS - start)) s"
 replay_results "$share/results"
+# The ibloop result lines (throughput, checks), as the guest wrote them.
+# ibloop.ko needs no copying: the guest sees $top/build/$rel through 9p.
+if [ -f "$share/ibloop.log" ]; then
+	sed 's/^/ibloop: /' "$share/ibloop.log"
+fi
 if [ $rc = 0 ]; then
 	pass "integ/kernel-log-clean-$rel"
 else

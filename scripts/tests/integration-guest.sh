@@ -79,6 +79,82 @@ limits_cover_rxe() {
 	return $short
 }
 
+# ibloop (drivers/ibloop): an in-kernel client of ib_core's verbs moving
+# data between two QPs of one device, checking every byte.  Each run's
+# result line goes to the output and, for scripts/integration.sh to show,
+# next to the results file.
+ibloop_ko=$build/drivers/ibloop/ibloop.ko
+ibloop_ctl=/sys/kernel/debug/ibloop/run
+ibloop_iters=2000
+rxe_addr=192.0.2.2	# on shv1; /32: no second route to softhca0's subnet
+
+# result_field LINE KEY: the value of KEY= in an ibloop result line.
+result_field() {
+	tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"
+}
+
+# ibloop_run DEV OP MODE: one run; passes when every message completed
+# with the right data and no error.
+ibloop_run() {
+	local line
+	echo "dev=$1 op=$2 mode=$3 size=4096 iters=$ibloop_iters" >"$ibloop_ctl"
+	line=$(cat "$ibloop_ctl")
+	echo "ibloop: $line"
+	[ -z "${SOFTHCA_RESULTS:-}" ] ||
+		echo "$line" >>"$(dirname "$SOFTHCA_RESULTS")/ibloop.log"
+	[ "$(result_field "$line" dev)" = "$1" ] &&
+		[ "$(result_field "$line" op)" = "$2" ] &&
+		[ "$(result_field "$line" mode)" = "$3" ] &&
+		[ "$(result_field "$line" status)" = 0 ] &&
+		[ "$(result_field "$line" completed)" = $ibloop_iters ] &&
+		[ "$(result_field "$line" mismatches)" = 0 ]
+}
+
+# ibloop_suite DEV NAME: every op in both completion modes.
+ibloop_suite() {
+	local op mode
+	for op in send write read; do
+		for mode in handler poll; do
+			check "integ/ibloop-$2-$op-$mode" ibloop_run "$1" $op $mode
+		done
+	done
+}
+
+# has_roce_v2_gid DEV GID: port 1 of DEV has GID, as a RoCE v2 GID.
+has_roce_v2_gid() {
+	local port=/sys/class/infiniband/$1/ports/1 found f
+	# No process substitution: the guest has no /dev/fd.
+	found=$(grep -lx "$2" "$port"/gids/*) || return 1
+	while read -r f; do
+		grep -qx "RoCE v2" "$port/gid_attrs/types/${f##*/}" && return 0
+	done <<<"$found"
+	return 1
+}
+
+# rxe0 on shv1 (softhca0 has shv0), with an IPv4 address for the RoCE v2
+# GID that ibloop picks: rxe loops back what it sends to its own MAC.
+rxe_up() {
+	modprobe rdma_rxe && ip addr add "$rxe_addr/32" dev shv1 &&
+		rdma link add rxe0 type rxe netdev shv1 &&
+		wait_for 20 has_roce_v2_gid rxe0 \
+			0000:0000:0000:0000:0000:ffff:c000:0202
+}
+
+rxe_down() {
+	rdma link delete rxe0
+	ip addr del "$rxe_addr/32" dev shv1
+}
+
+ibloop_tests() {
+	modprobe ib_core && insmod "$ibloop_ko" ||
+		echo "ibloop: cannot load $ibloop_ko"
+	rxe_up || echo "ibloop: cannot set up rxe0"
+	ibloop_suite rxe0 rxe
+	rxe_down
+	ibloop_suite softhca0 softhca
+	rmmod ibloop
+}
+
 duplicate_refused() {
 	! rdma link add softhca1 type softhca netdev shv0 2>/dev/null &&
 		no_device softhca1
@@ -116,6 +192,7 @@ check integ/uverbs-node uverbs_node
 check integ/sysfs-ipv4-gid sysfs_ipv4_gid
 check integ/ibv-devinfo "$top/userspace/tests/devinfo-check.sh" softhca0
 check integ/limits-cover-rxe limits_cover_rxe
+ibloop_tests
 check integ/duplicate-refused duplicate_refused
 check integ/carrier-down carrier down DOWN
 check integ/carrier-up carrier up ACTIVE

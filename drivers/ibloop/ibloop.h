@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * ibloop: an in-kernel loopback client of ib_core's exported verbs.  ctl.c
+ * is the debugfs front end, run.c one run on a device; this is what they
+ * share.
+ */
+#ifndef IBLOOP_H
+#define IBLOOP_H
+
+#include <rdma/ib_verbs.h>
+
+enum ibloop_op {
+	IBLOOP_OP_SEND,
+	IBLOOP_OP_WRITE,
+	IBLOOP_OP_READ,
+	IBLOOP_OP_WRITE_IMM,
+};
+
+enum ibloop_mode {
+	IBLOOP_MODE_HANDLER,
+	IBLOOP_MODE_POLL,
+};
+
+/**
+ * struct ibloop_cfg - what one run does, parsed from a control line
+ * @dev: name of the RDMA device
+ * @op: the operation each message is
+ * @size: bytes per message
+ * @iters: messages in the run
+ * @depth: messages in flight
+ * @mode: completion handler or busy polling
+ * @gid: source GID index on port 1, or -1 to pick one
+ */
+struct ibloop_cfg {
+	char dev[IB_DEVICE_NAME_MAX];
+	enum ibloop_op op;
+	u32 size;
+	u32 iters;
+	u32 depth;
+	enum ibloop_mode mode;
+	int gid;
+};
+
+/**
+ * struct ibloop_result - what one run did
+ * @completed: messages whose every completion arrived
+ * @ns: time from the first post to the end of the run
+ * @mismatches: completed messages whose data or metadata was wrong
+ * @errors: completions with a status other than IB_WC_SUCCESS
+ * @max_handler_depth: most completion handler calls seen running at once
+ * @status: 0 or a negative errno, as the control write returns it
+ */
+struct ibloop_result {
+	u64 completed;
+	u64 ns;
+	u64 mismatches;
+	u64 errors;
+	int max_handler_depth;
+	int status;
+};
+
+int ibloop_run(const struct ibloop_cfg *cfg, struct ibloop_result *res);
+
+#endif
