@@ -16,6 +16,20 @@
  * of Linux 6.5 and later (Debian's 6.12) rxe calls the handler with its CQ
  * lock held, so the handler's ib_poll_cq() deadlocks there: use mode=poll,
  * in which the writer busy-polls and no CQ is ever armed.
+ *
+ * ctx= says where every post, poll and arm of the run is issued from, to
+ * show a provider keeping ib_core's promise that the data path verbs may
+ * be called from any context: task (the default: the writer, or the
+ * completion handler), hardirq or softirq (a hard-irq or softirq hrtimer
+ * callback, which the writer and the handler start instead of posting),
+ * or irqsoff (the writer or the handler, holding a spinlock with IRQs
+ * off).  The result's ctx_violations counts verbs that found themselves
+ * elsewhere.  Not every provider keeps that promise: rdma_rxe of 6.1 runs
+ * its requester inside post_send under spin_lock_bh(), which must not be
+ * called from hard-irq or with IRQs off, so ctx=hardirq and ctx=irqsoff
+ * splat or deadlock there.  ibloop does not refuse them (it knows no
+ * providers); scripts/tests/integration-guest.sh runs contexts other
+ * than task against softhca only.
  */
 #include <linux/debugfs.h>
 #include <linux/math64.h>
@@ -27,7 +41,8 @@
 
 #include "ibloop.h"
 
-#define IBLOOP_LINE_MAX		256
+#define IBLOOP_LINE_MAX		256	/* a control line */
+#define IBLOOP_RESULT_MAX	384	/* a result line */
 #define IBLOOP_DEPTH_MAX	1024
 /* Per buffer (four per run) of depth slots: one run stays below 64 MiB. */
 #define IBLOOP_WINDOW_MAX	SZ_16M
@@ -44,12 +59,20 @@ static const char * const ibloop_mode_names[] = {
 	[IBLOOP_MODE_POLL] = "poll",
 };
 
+static const char * const ibloop_context_names[] = {
+	[IBLOOP_CONTEXT_TASK] = "task",
+	[IBLOOP_CONTEXT_HARDIRQ] = "hardirq",
+	[IBLOOP_CONTEXT_SOFTIRQ] = "softirq",
+	[IBLOOP_CONTEXT_IRQSOFF] = "irqsoff",
+};
+
 static const struct ibloop_cfg ibloop_defaults = {
 	.op = IBLOOP_OP_SEND,
 	.size = 4096,
 	.iters = 10000,
 	.depth = 16,
 	.mode = IBLOOP_MODE_HANDLER,
+	.context = IBLOOP_CONTEXT_TASK,
 	.gid = -1,
 };
 
@@ -58,7 +81,7 @@ static struct dentry *ibloop_dir;
 static DEFINE_MUTEX(ibloop_run_lock);
 /* The last result line; its own lock, so reads need not wait for a run. */
 static DEFINE_MUTEX(ibloop_result_lock);
-static char ibloop_result[IBLOOP_LINE_MAX];
+static char ibloop_result[IBLOOP_RESULT_MAX];
 
 static int ibloop_parse_u32(const char *val, u32 min, u32 max, u32 *out)
 {
@@ -90,6 +113,12 @@ static int ibloop_parse_pair(struct ibloop_cfg *cfg, const char *key,
 		i = match_string(ibloop_mode_names,
 				 ARRAY_SIZE(ibloop_mode_names), val);
 		cfg->mode = i;
+		return i < 0 ? i : 0;
+	}
+	if (!strcmp(key, "ctx")) {
+		i = match_string(ibloop_context_names,
+				 ARRAY_SIZE(ibloop_context_names), val);
+		cfg->context = i;
 		return i < 0 ? i : 0;
 	}
 	if (!strcmp(key, "size"))
@@ -143,13 +172,14 @@ static void ibloop_format(const struct ibloop_cfg *cfg,
 
 	mutex_lock(&ibloop_result_lock);
 	scnprintf(ibloop_result, sizeof(ibloop_result),
-		  "dev=%s op=%s size=%u iters=%u depth=%u mode=%s completed=%llu bytes=%llu ns=%llu mbps=%llu msgs_per_s=%llu mismatches=%llu errors=%llu max_handler_depth=%d status=%d\n",
+		  "dev=%s op=%s size=%u iters=%u depth=%u mode=%s ctx=%s completed=%llu bytes=%llu ns=%llu mbps=%llu msgs_per_s=%llu mismatches=%llu errors=%llu ctx_violations=%llu max_handler_depth=%d status=%d\n",
 		  cfg->dev, ibloop_op_names[cfg->op], cfg->size, cfg->iters,
-		  cfg->depth, ibloop_mode_names[cfg->mode], res->completed,
+		  cfg->depth, ibloop_mode_names[cfg->mode],
+		  ibloop_context_names[cfg->context], res->completed,
 		  bytes, res->ns, ibloop_per_s(bytes, 1000, res->ns),
 		  ibloop_per_s(res->completed, NSEC_PER_SEC, res->ns),
-		  res->mismatches, res->errors, res->max_handler_depth,
-		  res->status);
+		  res->mismatches, res->errors, res->ctx_violations,
+		  res->max_handler_depth, res->status);
 	mutex_unlock(&ibloop_result_lock);
 }
 
@@ -181,7 +211,7 @@ static ssize_t ibloop_write(struct file *file, const char __user *ubuf,
 static ssize_t ibloop_read(struct file *file, char __user *ubuf, size_t len,
 			   loff_t *ppos)
 {
-	char line[IBLOOP_LINE_MAX];
+	char line[IBLOOP_RESULT_MAX];
 
 	mutex_lock(&ibloop_result_lock);
 	strscpy(line, ibloop_result, sizeof(line));

@@ -6,6 +6,8 @@
 #ifndef IBLOOP_CTX_H
 #define IBLOOP_CTX_H
 
+#include <linux/hrtimer.h>
+#include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <rdma/ib_verbs.h>
 
@@ -71,6 +73,8 @@ struct ibloop_msg {
  * @pd: the PD of both QPs
  * @side: initiator and target
  * @flags: the service loop's lock bit and work (traffic.c)
+ * @timer: runs the service loop for context=hardirq and softirq
+ * @irqsoff: held, with IRQs off, by the service loop for context=irqsoff
  * @stopping: teardown began: handlers keep off the queues
  * @done: the traffic ended; @res->status says how
  * @posted: messages posted so far
@@ -94,6 +98,8 @@ struct ibloop_ctx {
 	struct ib_pd *pd;
 	struct ibloop_side side[IBLOOP_SIDES];
 	unsigned long flags;
+	struct hrtimer timer;
+	spinlock_t irqsoff;	/* taken by the loop's owner only */
 	bool stopping;
 	bool done;
 	u32 posted;
@@ -107,6 +113,7 @@ struct ibloop_ctx {
 	struct ibloop_msg msg[];
 };
 
+void ibloop_init_context(struct ibloop_ctx *ctx);
 void ibloop_comp(struct ib_cq *cq, void *cq_context);
 void ibloop_keep_off(struct ibloop_ctx *ctx);
 int ibloop_traffic(struct ibloop_ctx *ctx);

@@ -21,6 +21,19 @@ enum ibloop_mode {
 	IBLOOP_MODE_POLL,
 };
 
+/*
+ * Where every ib_post_send(), ib_post_recv(), ib_req_notify_cq() and
+ * ib_poll_cq() of the run is issued from (traffic.c): the thread or
+ * handler that has the work, a hard-irq or a softirq hrtimer callback, or
+ * the thread or handler under a spinlock with IRQs off.
+ */
+enum ibloop_context {
+	IBLOOP_CONTEXT_TASK,
+	IBLOOP_CONTEXT_HARDIRQ,
+	IBLOOP_CONTEXT_SOFTIRQ,
+	IBLOOP_CONTEXT_IRQSOFF,
+};
+
 /**
  * struct ibloop_cfg - what one run does, parsed from a control line
  * @dev: name of the RDMA device
@@ -29,6 +42,7 @@ enum ibloop_mode {
  * @iters: messages in the run
  * @depth: messages in flight
  * @mode: completion handler or busy polling
+ * @context: the context the verbs of the data path are called from
  * @gid: source GID index on port 1, or -1 to pick one
  */
 struct ibloop_cfg {
@@ -38,6 +52,7 @@ struct ibloop_cfg {
 	u32 iters;
 	u32 depth;
 	enum ibloop_mode mode;
+	enum ibloop_context context;
 	int gid;
 };
 
@@ -47,6 +62,8 @@ struct ibloop_cfg {
  * @ns: time from the first post to the end of the run
  * @mismatches: completed messages whose data or metadata was wrong
  * @errors: completions with a status other than IB_WC_SUCCESS
+ * @ctx_violations: data path verbs called from another context than the
+ *	one asked for
  * @max_handler_depth: most completion handler calls seen running at once
  * @status: 0 or a negative errno, as the control write returns it
  */
@@ -55,6 +72,7 @@ struct ibloop_result {
 	u64 ns;
 	u64 mismatches;
 	u64 errors;
+	u64 ctx_violations;
 	int max_handler_depth;
 	int status;
 };

@@ -381,6 +381,7 @@ int ibloop_run(const struct ibloop_cfg *cfg, struct ibloop_result *res)
 	ctx->cfg = cfg;
 	ctx->res = res;
 	init_waitqueue_head(&ctx->wq);
+	ibloop_init_context(ctx);
 	ctx->dev = ib_device_get_by_name(cfg->dev, RDMA_DRIVER_UNKNOWN);
 	if (!ctx->dev) {
 		ret = -ENODEV;

@@ -12,9 +12,18 @@
  * Completions are handled by whoever owns the service loop (see
  * ibloop_service()): a completion handler, in mode=handler, or the run
  * thread, which busy-polls in mode=poll.
+ *
+ * cfg->context says where that loop, and so every post, poll and arm of
+ * the run, executes: in whoever has the work (task: the run thread or the
+ * handler), in that caller under a spinlock with IRQs off (irqsoff), or
+ * in a hard-irq or softirq hrtimer callback (hardirq, softirq) that whoever
+ * has the work starts, handlers included.  Each of those verbs first
+ * checks that it runs where it should, and counts it if not.
  */
 #include <linux/bitops.h>
 #include <linux/delay.h>
+#include <linux/hardirq.h>
+#include <linux/irqflags.h>
 #include <linux/ktime.h>
 #include <linux/sched/signal.h>
 
@@ -22,6 +31,14 @@
 
 #define IBLOOP_STALL	(10 * HZ)	/* no completion for this long: give up */
 #define IBLOOP_BUDGET	64		/* completions per pass of the loop */
+#define IBLOOP_TIMER_NS	1000		/* from a kick to the timer's pass */
+/*
+ * From the end of a timer pass to the next, when work came in meanwhile:
+ * long enough that the hrtimer interrupt does not find the timer expired
+ * again before it returns (it would run it again, and after three rounds
+ * take itself for hung), even under emulation.
+ */
+#define IBLOOP_REARM_NS	(50 * NSEC_PER_USEC)
 
 /*
  * Bits of ibloop_ctx.flags.  BUSY is the service loop's lock (see
@@ -32,6 +49,7 @@ enum {
 	IBLOOP_START,		/* post the first window of messages */
 	IBLOOP_POLL,		/* + side: poll that side's CQ */
 	IBLOOP_KICK = IBLOOP_POLL + IBLOOP_SIDES, /* run thread: poll */
+	IBLOOP_TIMER,		/* the timer is queued or running */
 };
 
 #define IBLOOP_POLL_ALL	(BIT(IBLOOP_POLL + IBLOOP_INI) | \
@@ -111,6 +129,28 @@ static void ibloop_finish(struct ibloop_ctx *ctx, int status)
 	wake_up(&ctx->wq);
 }
 
+/* Counts a verb called from another context than the one asked for. */
+static void ibloop_check_context(struct ibloop_ctx *ctx)
+{
+	bool ok;
+
+	switch (ctx->cfg->context) {
+	case IBLOOP_CONTEXT_HARDIRQ:
+		ok = in_hardirq();
+		break;
+	case IBLOOP_CONTEXT_SOFTIRQ:
+		ok = in_serving_softirq() && !in_hardirq();
+		break;
+	case IBLOOP_CONTEXT_IRQSOFF:
+		ok = irqs_disabled();
+		break;
+	default:
+		ok = true;
+	}
+	if (!ok)
+		ctx->res->ctx_violations++;
+}
+
 static u64 ibloop_wr_id(u32 slot, bool recv)
 {
 	return (u64)recv << 32 | slot;
@@ -132,6 +172,7 @@ static int ibloop_post_recv(struct ibloop_ctx *ctx, u32 slot)
 	};
 	int ret;
 
+	ibloop_check_context(ctx);
 	ret = ib_post_recv(tgt->qp, &wr, NULL);
 	if (!ret)
 		tgt->rq_out++;
@@ -164,6 +205,7 @@ static int ibloop_post_send(struct ibloop_ctx *ctx, u32 slot, u32 iter)
 
 	if (ctx->cfg->op == IBLOOP_OP_WRITE_IMM)
 		wr.wr.ex.imm_data = cpu_to_be32(iter);
+	ibloop_check_context(ctx);
 	ret = ib_post_send(ini->qp, &wr.wr, NULL);
 	if (!ret)
 		ini->sq_out++;
@@ -287,6 +329,7 @@ static int ibloop_poll(struct ibloop_side *side, int budget)
 	int n, i, total = 0;
 
 	while (total < budget) {
+		ibloop_check_context(ctx);
 		n = ib_poll_cq(side->cq, min(budget - total, IBLOOP_BATCH),
 			       ctx->wc);
 		if (n <= 0)
@@ -325,6 +368,7 @@ static void ibloop_drain(struct ibloop_side *side)
 			wake_up(&ctx->wq);
 			return;
 		}
+		ibloop_check_context(ctx);
 		n = ib_req_notify_cq(side->cq, IB_CQ_NEXT_COMP |
 				     IB_CQ_REPORT_MISSED_EVENTS);
 		if (n <= 0) {
@@ -335,8 +379,7 @@ static void ibloop_drain(struct ibloop_side *side)
 	}
 }
 
-/* The owner of the service loop does the work the flags ask for. */
-static void ibloop_serve(struct ibloop_ctx *ctx)
+static void ibloop_serve_work(struct ibloop_ctx *ctx)
 {
 	int i;
 
@@ -345,6 +388,45 @@ static void ibloop_serve(struct ibloop_ctx *ctx)
 	for (i = 0; i < IBLOOP_SIDES; i++)
 		if (test_and_clear_bit(IBLOOP_POLL + i, &ctx->flags))
 			ibloop_drain(&ctx->side[i]);
+}
+
+/*
+ * The owner of the service loop does the work the flags ask for; for
+ * context=irqsoff under a spinlock with IRQs off.  Only the owner takes
+ * it, so nobody ever waits for it.
+ */
+static void ibloop_serve(struct ibloop_ctx *ctx)
+{
+	unsigned long flags;
+
+	if (ctx->cfg->context != IBLOOP_CONTEXT_IRQSOFF) {
+		ibloop_serve_work(ctx);
+		return;
+	}
+	spin_lock_irqsave(&ctx->irqsoff, flags);
+	ibloop_serve_work(ctx);
+	spin_unlock_irqrestore(&ctx->irqsoff, flags);
+}
+
+/* context=hardirq and softirq: the loop runs in the timer's callback. */
+static bool ibloop_deferred(struct ibloop_ctx *ctx)
+{
+	return ctx->cfg->context == IBLOOP_CONTEXT_HARDIRQ ||
+	       ctx->cfg->context == IBLOOP_CONTEXT_SOFTIRQ;
+}
+
+static enum hrtimer_mode ibloop_timer_mode(struct ibloop_ctx *ctx)
+{
+	return ctx->cfg->context == IBLOOP_CONTEXT_HARDIRQ ?
+	       HRTIMER_MODE_REL_HARD : HRTIMER_MODE_REL_SOFT;
+}
+
+/* Has the timer run the loop in @ns, unless it is queued or running. */
+static void ibloop_defer(struct ibloop_ctx *ctx, u64 ns)
+{
+	if (!test_and_set_bit(IBLOOP_TIMER, &ctx->flags))
+		hrtimer_start(&ctx->timer, ns_to_ktime(ns),
+			      ibloop_timer_mode(ctx));
 }
 
 static bool ibloop_try_own(struct ibloop_ctx *ctx)
@@ -357,14 +439,23 @@ static bool ibloop_work_pending(struct ibloop_ctx *ctx)
 	return READ_ONCE(ctx->flags) & (BIT(IBLOOP_START) | IBLOOP_POLL_ALL);
 }
 
-/* Gives up the service loop, unless work came in that nobody else took. */
+/*
+ * Gives up the service loop, unless work came in that nobody else took:
+ * that work is done here, or, for a timer context, by the timer.
+ */
 static void ibloop_unown(struct ibloop_ctx *ctx)
 {
 	for (;;) {
 		clear_bit_unlock(IBLOOP_BUSY, &ctx->flags);
 		/* Pairs with the barrier in ibloop_kick(): see ibloop_service. */
 		smp_mb__after_atomic();
-		if (!ibloop_work_pending(ctx) || !ibloop_try_own(ctx))
+		if (!ibloop_work_pending(ctx))
+			return;
+		if (ibloop_deferred(ctx)) {
+			ibloop_defer(ctx, IBLOOP_TIMER_NS);
+			return;
+		}
+		if (!ibloop_try_own(ctx))
 			return;
 		ibloop_serve(ctx);
 	}
@@ -383,6 +474,7 @@ static void ibloop_unown(struct ibloop_ctx *ctx)
  * for: who finds it taken leaves its work in ctx->flags and returns, and
  * the owner looks at the flags again after letting go.  No context ever
  * waits for another, and nested calls return at once, with bounded stack.
+ * (context=irqsoff does post with IRQs off, on purpose: see ctl.c.)
  */
 static void ibloop_service(struct ibloop_ctx *ctx)
 {
@@ -392,6 +484,7 @@ static void ibloop_service(struct ibloop_ctx *ctx)
 	ibloop_unown(ctx);
 }
 
+/* Queues @work for the service loop, and runs it or has the timer run it. */
 static void ibloop_kick(struct ibloop_ctx *ctx, unsigned long work)
 {
 	unsigned int bit;
@@ -400,7 +493,49 @@ static void ibloop_kick(struct ibloop_ctx *ctx, unsigned long work)
 		set_bit(bit, &ctx->flags);
 	/* Work visible before the try: pairs with ibloop_unown(). */
 	smp_mb__after_atomic();
+	if (ibloop_deferred(ctx))
+		ibloop_defer(ctx, IBLOOP_TIMER_NS);
+	else
+		ibloop_service(ctx);
+}
+
+/*
+ * The timer's callback, in hard-irq or softirq context: one pass of the
+ * service loop, whose work is bounded (a window of posts, a budget of
+ * completions per CQ), never a wait.  IBLOOP_TIMER stays set while it
+ * runs, so work that comes in meanwhile waits for the end of the pass,
+ * which queues the timer again.
+ */
+static enum hrtimer_restart ibloop_timer_fn(struct hrtimer *timer)
+{
+	struct ibloop_ctx *ctx = container_of(timer, struct ibloop_ctx, timer);
+
 	ibloop_service(ctx);
+	clear_bit(IBLOOP_TIMER, &ctx->flags);
+	/* Pairs with the barrier in ibloop_kick(). */
+	smp_mb__after_atomic();
+	if (ibloop_work_pending(ctx))
+		ibloop_defer(ctx, IBLOOP_REARM_NS);
+	return HRTIMER_NORESTART;
+}
+
+/* Stops the timer; only the run thread may start it again. */
+static void ibloop_timer_off(struct ibloop_ctx *ctx)
+{
+	hrtimer_cancel(&ctx->timer);
+	/* Still set if the timer was queued: its work waits for a kick. */
+	clear_bit(IBLOOP_TIMER, &ctx->flags);
+}
+
+/**
+ * ibloop_init_context() - prepare a run for its context
+ * @ctx: the run, its configuration set
+ */
+void ibloop_init_context(struct ibloop_ctx *ctx)
+{
+	spin_lock_init(&ctx->irqsoff);
+	hrtimer_init(&ctx->timer, CLOCK_MONOTONIC, ibloop_timer_mode(ctx));
+	ctx->timer.function = ibloop_timer_fn;
 }
 
 static void ibloop_note_depth(struct ibloop_ctx *ctx, int depth)
@@ -439,7 +574,8 @@ void ibloop_comp(struct ib_cq *cq, void *cq_context)
  * @ctx: the run
  *
  * Once @ctx->stopping is set, a handler only counts itself; this waits
- * for those already past the test.  Sleeps.
+ * for those already past the test, then stops the timer they may have
+ * started.  Sleeps.
  */
 void ibloop_keep_off(struct ibloop_ctx *ctx)
 {
@@ -448,19 +584,20 @@ void ibloop_keep_off(struct ibloop_ctx *ctx)
 	smp_mb();
 	while (atomic_read_acquire(&ctx->handler_depth))
 		usleep_range(50, 100);
+	ibloop_timer_off(ctx);
 }
 
-/* True once every posted work request completed; polls for the flushes. */
+/*
+ * True once every posted work request completed; has the service loop
+ * poll for the flushes, in the run's context like every other poll.
+ */
 static bool ibloop_flushed(struct ibloop_ctx *ctx)
 {
-	bool flushed = false;
-	int i;
+	bool flushed;
 
+	ibloop_kick(ctx, IBLOOP_POLL_ALL);
 	if (!ibloop_try_own(ctx))
 		return false;
-	for (i = 0; i < IBLOOP_SIDES; i++)
-		if (ibloop_poll(&ctx->side[i], IBLOOP_BUDGET) < 0)
-			break;
 	flushed = !ctx->side[IBLOOP_INI].sq_out &&
 		  !ctx->side[IBLOOP_TGT].rq_out;
 	ibloop_unown(ctx);
@@ -473,8 +610,9 @@ static bool ibloop_flushed(struct ibloop_ctx *ctx)
  * relies on the CQ's poll context calling its own ib_cqe done callbacks,
  * and these CQs come from ib_create_cq() with ibloop's own handler (or
  * none armed, in poll mode).  Instead the QPs go to ERR, which flushes
- * everything posted, and the run thread polls until the flushes are in.
- * Handlers must keep off already (ibloop_keep_off()).
+ * everything posted, and the run thread has the CQs polled until the
+ * flushes are in; then the timer stops for good.  Handlers must keep off
+ * already (ibloop_keep_off()).
  */
 static void ibloop_stop(struct ibloop_ctx *ctx)
 {
@@ -490,10 +628,11 @@ static void ibloop_stop(struct ibloop_ctx *ctx)
 	while (!ibloop_flushed(ctx)) {
 		if (time_after(jiffies, end)) {
 			ibdev_dbg(ctx->dev, "ibloop: flush timed out\n");
-			return;
+			break;
 		}
 		usleep_range(100, 200);
 	}
+	ibloop_timer_off(ctx);
 }
 
 static bool ibloop_woken(struct ibloop_ctx *ctx)
