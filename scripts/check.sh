@@ -44,6 +44,18 @@ suite lint "$top/scripts/lint.sh"
 suite harness-selftest "$top/scripts/selftest/run.sh"
 suite kunit "$top/scripts/kunit.sh"
 suite integration "$top/scripts/integration.sh"
+# Debian 12's other LTS kernel: the same integration suites, named
+# integ-6.12/...
+integration_612() {
+	local kdir
+	kdir=$(kdir_lts612)
+	if [ -z "$kdir" ]; then
+		skip integ-6.12/suite "no linux-headers-6.12.*+deb12-amd64"
+		return 0
+	fi
+	"$top/scripts/integration.sh" "$kdir"
+}
+suite integration-6.12 integration_612
 say "== total: $((SECONDS - total_start)) s; results in $run"
 
 passed=$(grep -c '^PASS ' "$SOFTHCA_RESULTS")

@@ -1,11 +1,20 @@
 #!/bin/bash
-# Integration tests on Debian's own kernel ("what a user gets"): builds
-# softhca for it, boots it, and runs scripts/tests/integration-guest.sh.
+# integration.sh [KDIR]
+#
+# Integration tests on a Debian kernel ("what a user gets"): builds softhca
+# for KDIR (default: the kernel `make` builds for, Debian's 6.1), boots
+# that Debian kernel and runs scripts/tests/integration-guest.sh.  Results
+# are named integ/... for the default kernel and integ-<major.minor>/...
+# for any other, so that make check reports each kernel apart.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-kdir=$(make -s -C "$top" print-kdir)
+default_kdir=$(make -s -C "$top" print-kdir)
+kdir=${1:-$default_kdir}
 rel=$(kdir_release "$kdir")
+prefix=integ
+[ "$kdir" -ef "$default_kdir" ] ||
+	prefix=integ-$(sed 's/^\([0-9]*\.[0-9]*\).*/\1/' <<<"$rel")
 kernel=$("$top/scripts/kernel/debian-kernel.sh" "$rel") || die "no kernel $rel"
 make -s -C "$top" KDIR="$kdir" modules >/dev/null || die "module build failed"
 make -s -C "$top" userspace >/dev/null || die "provider build failed"
@@ -30,6 +39,7 @@ SOFTHCA_RESULTS=$share/results SOFTHCA_MODTREE=$modtree \
 	"$top/build/userspace/libsofthca" >/dev/null
 rc=$?
 say "integration ($rel): guest run took $((SECONDS - start)) s"
+[ "$prefix" = integ ] || sed -i "s# integ/# $prefix/#" "$share/results"
 replay_results "$share/results"
 # The ibloop result lines (throughput, checks), as the guest wrote them.
 # ibloop.ko needs no copying: the guest sees $top/build/$rel through 9p.
@@ -37,7 +47,7 @@ if [ -f "$share/ibloop.log" ]; then
 	sed 's/^/ibloop: /' "$share/ibloop.log"
 fi
 if [ $rc = 0 ]; then
-	pass "integ/kernel-log-clean-$rel"
+	pass "$prefix/kernel-log-clean-$rel"
 else
-	fail "integ/kernel-log-clean-$rel" "harness exit $rc; see $share"
+	fail "$prefix/kernel-log-clean-$rel" "harness exit $rc; see $share"
 fi
