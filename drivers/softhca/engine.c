@@ -367,19 +367,20 @@ static enum shca_step shca_req_one(struct shca_qp *qp, u32 *bytes)
 	qp->req.started = false;
 	*bytes = res.byte_len;
 	/*
-	 * The slot is free before the completion says so: a consumer that
-	 * polls it may repost at once.
+	 * What a consumer may do on seeing the completion holds before it is
+	 * pushed: the slot is free for a repost, and after an error the QP
+	 * is in its error state (the rest is flushed by the next run).
 	 */
 	shca_queue_consumed(q, 1);
+	if (res.status != IB_WC_SUCCESS) {
+		ibdev_dbg_ratelimited(qp->ibqp.device, "QP %u: WQE %#llx: %s\n",
+				      qp->ibqp.qp_num, w.hdr.wr_id,
+				      ib_wc_status_msg(res.status));
+		shca_qp_error(qp, qp->ibqp.qp_type == IB_QPT_RC ? IB_QPS_ERR :
+				  IB_QPS_SQE);
+	}
 	shca_req_complete(qp, &w, &res);
-	if (res.status == IB_WC_SUCCESS)
-		return SHCA_STEP_DONE;
-	ibdev_dbg_ratelimited(qp->ibqp.device, "QP %u: WQE %#llx: %s\n",
-			      qp->ibqp.qp_num, w.hdr.wr_id,
-			      ib_wc_status_msg(res.status));
-	shca_qp_error(qp, qp->ibqp.qp_type == IB_QPT_RC ? IB_QPS_ERR :
-			  IB_QPS_SQE);
-	return SHCA_STEP_ERROR;
+	return res.status == IB_WC_SUCCESS ? SHCA_STEP_DONE : SHCA_STEP_ERROR;
 }
 
 /*
