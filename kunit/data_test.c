@@ -4,13 +4,14 @@
  * requests through ib_core between two loopback-connected QPs and reads
  * the destination back: multi-SGE and unaligned lists, zero-length and
  * inline sends, immediates and invalidations delivered, atomics correct
- * while other CPUs update the same word, UD with its GRH, UC, SRQs, and
- * QPs on two devices of the host.
+ * while other CPUs update the same word, UD with its GRH, ib_mad's GSI
+ * QP answering, UC, SRQs, and QPs on two devices of the host.
  */
 
 #include <linux/kthread.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 
 #include "dp.h"
@@ -629,6 +630,56 @@ static void shca_data_ud(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_LOC_LEN_ERR);
 }
 
+/*
+ * ib_mad's GSI QP (QPN 1) takes a MAD through the data path and its
+ * answer comes back: an unmatched Get is answered with a GetResp whose
+ * status says "unsupported", sent from the AH ib_core builds from the
+ * GRH this device placed.
+ */
+static void shca_data_gsi(struct kunit *test)
+{
+	struct shca_dp_opts o = shca_dp_rc;
+	struct shca_dp *dp = test->priv;
+	struct ib_mad_hdr *req = shca_data_buf(test, IB_MGMT_MAD_SIZE);
+	u8 *resp = shca_data_buf(test, 40 + IB_MGMT_MAD_SIZE);
+	const struct ib_mad_hdr *hdr = (void *)(resp + 40);
+	struct ib_sge sge;
+	struct ib_ud_wr wr = {
+		.wr = { .wr_id = 70, .opcode = IB_WR_SEND, .num_sge = 1,
+			.sg_list = &sge, .send_flags = IB_SEND_SIGNALED },
+		.remote_qpn = 1,
+		.remote_qkey = IB_QP1_QKEY,
+	};
+	struct ib_wc wc;
+
+	o.type = IB_QPT_UD;
+	o.qkey = IB_QP1_QKEY;
+	shca_dp_setup(test, &shca_data_fx, dp, &o);
+	*req = (struct ib_mad_hdr){
+		.base_version = IB_MGMT_BASE_VERSION,
+		.mgmt_class = IB_MGMT_CLASS_DEVICE_MGMT,
+		.class_version = 1,
+		.method = IB_MGMT_METHOD_GET,
+		.tid = cpu_to_be64(0x1122334455667788ULL),
+		.attr_id = cpu_to_be16(0x10),
+	};
+	wr.ah = dp->ah[0];
+	sge = shca_dp_sge(dp, req, IB_MGMT_MAD_SIZE);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(dp, 0, 71, resp,
+						40 + IB_MGMT_MAD_SIZE), 0);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_send(dp, 0, &wr.wr), 0);
+	shca_expect_wc(test, dp, 0, 70, IB_WC_SEND, 0);
+	KUNIT_ASSERT_TRUE(test, shca_dp_poll(dp, 0, &wc));
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 71);
+	KUNIT_EXPECT_EQ(test, wc.src_qp, 1);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 40 + IB_MGMT_MAD_SIZE);
+	KUNIT_EXPECT_EQ(test, hdr->method, IB_MGMT_METHOD_GET_RESP);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(hdr->status),
+			IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(hdr->tid), 0x1122334455667788ULL);
+}
+
 /* UC moves SENDs and WRITEs like RC. */
 static void shca_data_uc(struct kunit *test)
 {
@@ -763,6 +814,7 @@ static struct kunit_case shca_data_cases[] = {
 	KUNIT_CASE(shca_data_slot_reuse),
 	KUNIT_CASE(shca_data_write_large),
 	KUNIT_CASE(shca_data_ud),
+	KUNIT_CASE(shca_data_gsi),
 	KUNIT_CASE(shca_data_uc),
 	KUNIT_CASE(shca_data_srq),
 	KUNIT_CASE(shca_data_two_devices),

@@ -81,7 +81,7 @@ static void shca_dp_connect(struct shca_dp *dp, int i,
 		.qp_state = IB_QPS_INIT,
 		.port_num = SHCA_PORT,
 		.qp_access_flags = o->access,
-		.qkey = 0x1234,
+		.qkey = o->qkey ?: 0x1234,
 	};
 	bool ud = o->type == IB_QPT_UD, rc = o->type == IB_QPT_RC;
 	int mask = IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT;

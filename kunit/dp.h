@@ -24,6 +24,7 @@ struct shca_dp_opts {
 	u32 depth;			/* WRs per work queue, CQEs per CQ */
 	bool srq;			/* receives through one SRQ */
 	enum ib_sig_type sig;
+	u32 qkey;			/* UD; 0: 0x1234 */
 	/* QP 1 on this device instead of QP 0's (loopback across devices) */
 	struct ib_device *peer;
 	struct ib_pd *peer_pd;

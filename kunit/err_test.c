@@ -241,6 +241,31 @@ static void shca_err_recv_len(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_LOC_LEN_ERR);
 }
 
+/* A receive with a bad key: LOC_PROT_ERR there, REM_OP_ERR here. */
+static void shca_err_recv_key(struct kunit *test)
+{
+	struct shca_dp *dp = shca_err_setup(test, &shca_dp_rc);
+	u8 *src = shca_err_buf(test, 64), *dst = shca_err_buf(test, 64);
+	struct ib_sge sge = shca_dp_sge(dp, src, 64);
+	struct ib_sge rsge = shca_dp_sge(dp, dst, 64);
+	struct ib_recv_wr rwr = { .wr_id = 9, .sg_list = &rsge, .num_sge = 1 };
+	struct ib_send_wr wr = {
+		.wr_id = 1, .opcode = IB_WR_SEND, .sg_list = &sge,
+		.num_sge = 1,
+	};
+	const struct ib_recv_wr *bad;
+	struct ib_wc wc;
+
+	memset(src, 0x5a, 64);
+	rsge.lkey = 0x777700;
+	KUNIT_ASSERT_EQ(test, ib_post_recv(dp->qp[1], &rwr, &bad), 0);
+	shca_err_expect_nak(test, dp, &wr, IB_WC_REM_OP_ERR, false);
+	KUNIT_ASSERT_TRUE(test, shca_dp_poll(dp, 1, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 9);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_LOC_PROT_ERR);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(dst, 0, 64));
+}
+
 /* No receive and rnr_retry 0: RNR_RETRY_EXC_ERR at once. */
 static void shca_err_rnr_exceeded(struct kunit *test)
 {
@@ -405,6 +430,7 @@ static struct kunit_case shca_err_cases[] = {
 	KUNIT_CASE(shca_err_atomic_align),
 	KUNIT_CASE(shca_err_local_key),
 	KUNIT_CASE(shca_err_recv_len),
+	KUNIT_CASE(shca_err_recv_key),
 	KUNIT_CASE(shca_err_rnr_exceeded),
 	KUNIT_CASE(shca_err_rnr_wait),
 	KUNIT_CASE(shca_err_retry_exceeded),
