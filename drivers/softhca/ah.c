@@ -10,12 +10,14 @@
  */
 
 #include <kunit/visibility.h>
+#include <rdma/softhca-abi.h>
 #include <rdma/softhca.h>
 
 #include "ah.h"
 #include "cmdq.h"
 #include "dev.h"
 #include "fault.h"
+#include "verbs.h"
 
 /**
  * shca_av_check() - check a RoCEv2 address vector from a verb
@@ -81,6 +83,30 @@ struct shca_dev *shca_av_peer(const struct shca_av *av)
 	return shca_dev_find_gid(&av->attr.grh.dgid);
 }
 
+static int shca_ah_check_udata(struct ib_device *ibdev,
+			       struct ib_udata *udata)
+{
+	if (!udata)
+		return 0;
+	if (udata->outlen < sizeof(struct softhca_create_ah_resp)) {
+		ibdev_dbg(ibdev, "create_ah: response buffer of %zu bytes\n",
+			  udata->outlen);
+		return -EINVAL;
+	}
+	return shca_udata_no_request(ibdev, udata, "create_ah");
+}
+
+/*
+ * Tells the provider the AH's number, for its UD WQEs.  Only ib_uverbs
+ * passes udata, from process context.
+ */
+static int shca_ah_copy_num(struct shca_ah *ah, struct ib_udata *udata)
+{
+	struct softhca_create_ah_resp resp = { .ah_num = ah->num };
+
+	return ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+}
+
 int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		   struct ib_udata *udata)
 {
@@ -91,6 +117,9 @@ int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	int ret;
 
 	ret = shca_av_check(ibah->device, attr);
+	if (ret)
+		return ret;
+	ret = shca_ah_check_udata(ibah->device, udata);
 	if (ret)
 		return ret;
 	ret = shca_dev_res_get(dev, SHCA_RES_AH);
@@ -108,7 +137,12 @@ int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		shca_dev_res_put(dev, SHCA_RES_AH);
 		return ret;
 	}
-	return 0;
+	if (!udata)
+		return 0;
+	ret = shca_ah_copy_num(ah, udata);
+	if (ret)
+		shca_destroy_ah(ibah, 0);
+	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_create_ah);
 

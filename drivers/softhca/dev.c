@@ -259,6 +259,14 @@ static void shca_dev_init(struct shca_dev *dev, struct net_device *ndev)
 	ibdev->local_dma_lkey = SHCA_LOCAL_DMA_LKEY;
 	strscpy(ibdev->node_desc, "softhca", sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, ndev->dev_addr);
+	/*
+	 * Write commands ib_core leaves off: a user QP's doorbells (an empty
+	 * post_send or post_recv) and arming a CQ.  Not poll_cq: the provider
+	 * polls the ring itself.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &shca_dev_ops);
 }
 

@@ -77,6 +77,7 @@ const struct ib_device_ops shca_dev_ops = {
 	.create_cq = shca_create_cq_op,
 	.create_qp = shca_create_qp,
 	.create_srq = shca_create_srq,
+	.create_user_ah = shca_create_ah,
 	.dealloc_driver = shca_dev_dealloc,
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,

@@ -14,6 +14,9 @@
  * IB_WC_WR_FLUSH_ERR, from the engine work: never inside the post that
  * asked for it, so a consumer whose completion handler reposts cannot
  * recurse.
+ *
+ * A user QP's provider writes its WQEs into the rings itself; what reaches
+ * post_send and post_recv for it is only the doorbell.
  */
 
 #include "cq.h"
@@ -216,22 +219,12 @@ static void shca_qp_doorbell(struct shca_qp *qp, bool send)
 		shca_engine_kick(qp);
 }
 
-/*
- * The IBA lets a QP take sends from RTS on and receives from INIT on.  A
- * user QP's rings are the provider's to write: a WR copied in by ib_uverbs
- * would race with it, so only kernel consumers post through here.
- */
+/* The IBA lets a QP take sends from RTS on and receives from INIT on. */
 static int shca_qp_post_check(struct shca_qp *qp, bool send)
 {
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	const char *verb = send ? "post_send" : "post_recv";
 
-	if (qp->ibqp.uobject) {
-		ibdev_dbg_ratelimited(qp->ibqp.device,
-				      "%s: QP %u belongs to user space\n",
-				      verb, qp->ibqp.qp_num);
-		return -EINVAL;
-	}
 	if (send ? state < IB_QPS_RTS : state == IB_QPS_RESET) {
 		ibdev_dbg_ratelimited(qp->ibqp.device,
 				      "%s: QP %u in state %d\n", verb,
@@ -247,6 +240,29 @@ static int shca_qp_post_check(struct shca_qp *qp, bool send)
 	return 0;
 }
 
+/*
+ * A user QP's doorbell: the provider wrote its WQEs into the shared ring
+ * and published its producer index, then posted an empty WR list through
+ * ib_uverbs (which passes an empty list on as NULL).  The engine copies
+ * and checks every WQE it takes from the ring; the doorbell only kicks it,
+ * in the states where it has something to do (shca_qp_doorbell()).  A WR
+ * that ib_uverbs copied in is refused: it would race with the provider
+ * for the ring's slots.
+ */
+static int shca_qp_user_doorbell(struct shca_qp *qp, bool send,
+				 bool has_wr)
+{
+	if (has_wr) {
+		ibdev_dbg_ratelimited(qp->ibqp.device,
+				      "%s: QP %u belongs to user space\n",
+				      send ? "post_send" : "post_recv",
+				      qp->ibqp.qp_num);
+		return -EINVAL;
+	}
+	shca_qp_doorbell(qp, send);
+	return 0;
+}
+
 /* Context: any, hard-irq included; bounded by the queue's size. */
 int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
@@ -257,6 +273,12 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	u32 room, n = 0;
 	int ret;
 
+	if (ibqp->uobject) {
+		ret = shca_qp_user_doorbell(qp, true, wr);
+		if (ret)
+			*bad_wr = wr;
+		return ret;
+	}
 	ret = shca_qp_post_check(qp, true);
 	if (ret) {
 		*bad_wr = wr;
@@ -339,6 +361,12 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	u32 posted;
 	int ret;
 
+	if (ibqp->uobject) {
+		ret = shca_qp_user_doorbell(qp, false, wr);
+		if (ret)
+			*bad_wr = wr;
+		return ret;
+	}
 	ret = shca_qp_post_check(qp, false);
 	if (ret) {
 		*bad_wr = wr;

@@ -166,6 +166,15 @@ struct softhca_create_qp_resp {
 	struct softhca_queue_map rq;	/* length 0 when the QP uses an SRQ */
 };
 
+/*
+ * create_ah: no request; the response gives the AH's number, which UD
+ * send WQEs name it by (softhca_send_wqe.ud.ah).
+ */
+struct softhca_create_ah_resp {
+	__u32 ah_num;
+	__u32 reserved;
+};
+
 /* create_srq: no request; the response maps the SRQ ring. */
 struct softhca_create_srq_resp {
 	struct softhca_queue_map srq;
