@@ -46,6 +46,10 @@ replay_results "$share/results"
 if [ -f "$share/ibloop.log" ]; then
 	sed 's/^/ibloop: /' "$share/ibloop.log"
 fi
+# The pingpong timing lines, likewise.
+if [ -f "$share/pingpong.log" ]; then
+	sed 's/^/pingpong: /' "$share/pingpong.log"
+fi
 if [ $rc = 0 ]; then
 	pass "$prefix/kernel-log-clean-$rel"
 else

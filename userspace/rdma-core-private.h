@@ -115,6 +115,34 @@ struct verbs_device {
 };
 
 /*
+ * The core's wrappers around objects the provider allocates: the
+ * provider embeds them and the core's command helpers fill them in.
+ */
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	int mr_type;			/* the core's enum ibv_mr_type */
+	int access;
+};
+
+struct verbs_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+};
+
+struct verbs_xrcd;
+
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;
+	struct verbs_xrcd *xrcd;
+};
+
+/*
  * Per-context operation table, copied into the context by verbs_set_ops()
  * (NULL entries keep the core's "not supported" defaults).
  *
@@ -127,9 +155,40 @@ struct verbs_device {
 typedef void (*rcp_op_slot)(void);
 
 struct verbs_context_ops {
-	rcp_op_slot reserved_0_38[39];			/* advise_mr .. detach_mcast */
+	rcp_op_slot reserved_0_4[5];			/* advise_mr .. alloc_parent_domain */
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);	/* 5 */
+	rcp_op_slot reserved_6_12[7];			/* alloc_td .. cq_event */
+	struct ibv_ah *(*create_ah)(struct ibv_pd *pd,		/* 13 */
+				    struct ibv_ah_attr *attr);
+	rcp_op_slot reserved_14[1];			/* create_counters */
+	struct ibv_cq *(*create_cq)(struct ibv_context *context,	/* 15 */
+				    int cqe, struct ibv_comp_channel *channel,
+				    int comp_vector);
+	rcp_op_slot reserved_16_18[3];			/* create_cq_ex .. create_flow_action_esp */
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,		/* 19 */
+				    struct ibv_qp_init_attr *attr);
+	rcp_op_slot reserved_20_25[6];			/* create_qp_ex .. dealloc_mw */
+	int (*dealloc_pd)(struct ibv_pd *pd);			/* 26 */
+	rcp_op_slot reserved_27[1];			/* dealloc_td */
+	int (*dereg_mr)(struct verbs_mr *vmr);			/* 28 */
+	int (*destroy_ah)(struct ibv_ah *ah);			/* 29 */
+	rcp_op_slot reserved_30[1];			/* destroy_counters */
+	int (*destroy_cq)(struct ibv_cq *cq);			/* 31 */
+	rcp_op_slot reserved_32_33[2];			/* destroy_flow .. destroy_flow_action */
+	int (*destroy_qp)(struct ibv_qp *qp);			/* 34 */
+	rcp_op_slot reserved_35_38[4];			/* destroy_rwq_ind_table .. detach_mcast */
 	void (*free_context)(struct ibv_context *context);	/* 39 */
-	rcp_op_slot reserved_40_57[18];			/* free_dm .. post_srq_recv */
+	rcp_op_slot reserved_40_46[7];			/* free_dm .. modify_flow_action_esp */
+	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,	/* 47 */
+			 int attr_mask);
+	rcp_op_slot reserved_48_52[5];			/* modify_qp_rate_limit .. open_xrcd */
+	int (*poll_cq)(struct ibv_cq *cq, int num_entries,	/* 53 */
+		       struct ibv_wc *wc);
+	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,	/* 54 */
+			 struct ibv_recv_wr **bad_wr);
+	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr,	/* 55 */
+			 struct ibv_send_wr **bad_wr);
+	rcp_op_slot reserved_56_57[2];			/* post_srq_ops .. post_srq_recv */
 	int (*query_device_ex)(struct ibv_context *context,	/* 58 */
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr,
@@ -138,7 +197,13 @@ struct verbs_context_ops {
 	int (*query_port)(struct ibv_context *context,		/* 60 */
 			  uint8_t port_num,
 			  struct ibv_port_attr *port_attr);
-	rcp_op_slot reserved_61_75[15];			/* query_qp .. unimport_pd */
+	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,	/* 61 */
+			int attr_mask, struct ibv_qp_init_attr *init_attr);
+	rcp_op_slot reserved_62_67[6];			/* query_qp_data_in_order .. reg_dmabuf_mr */
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr,	/* 68 */
+				 size_t length, uint64_t hca_va, int access);
+	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);	/* 69 */
+	rcp_op_slot reserved_70_75[6];			/* rereg_mr .. unimport_pd */
 };
 
 /*
@@ -159,6 +224,20 @@ struct rcp_query_port_cmd {
 	__u8 port_num;
 	__u8 reserved[7];
 };
+
+/* Header, then the kernel's request (its driver data, none, would follow). */
+#define RCP_CMD(name, kabi)						\
+	struct rcp_##name##_cmd {					\
+		struct ib_uverbs_cmd_hdr hdr;				\
+		struct kabi core;					\
+	}
+
+RCP_CMD(alloc_pd, ib_uverbs_alloc_pd);
+RCP_CMD(reg_mr, ib_uverbs_reg_mr);
+RCP_CMD(create_cq, ib_uverbs_create_cq);
+RCP_CMD(create_qp, ib_uverbs_create_qp);
+RCP_CMD(modify_qp, ib_uverbs_modify_qp);
+RCP_CMD(query_qp, ib_uverbs_query_qp);
 
 /* --- functions exported by libibverbs.so.1 as IBVERBS_PRIVATE_34 --- */
 
@@ -189,6 +268,43 @@ int ibv_cmd_query_device_any(struct ibv_context *context,
 int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
 		       struct ibv_port_attr *port_attr,
 		       struct rcp_query_port_cmd *cmd, size_t cmd_size);
+
+int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
+		     struct rcp_alloc_pd_cmd *cmd, size_t cmd_size,
+		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+		   uint64_t hca_va, int access, struct verbs_mr *vmr,
+		   struct rcp_reg_mr_cmd *cmd, size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
+		      struct ibv_comp_channel *channel, int comp_vector,
+		      struct ibv_cq *cq, struct rcp_create_cq_cmd *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
+		      struct ibv_qp_init_attr *attr,
+		      struct rcp_create_qp_cmd *cmd, size_t cmd_size,
+		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
+		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
+		     struct rcp_query_qp_cmd *cmd, size_t cmd_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct rcp_modify_qp_cmd *cmd,
+		      size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+/* With an empty WR list, these are softhca's doorbells. */
+int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr);
+int ibv_cmd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
+		      struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
 
 /*
  * Allocate a zeroed provider context of type 'type' whose struct
@@ -298,9 +414,43 @@ RCP_ASSERT_OFF(verbs_device, sysfs, 696);
 RCP_ASSERT_OFF(verbs_device, core_support, 704);
 RCP_ASSERT_SIZE(verbs_device, 712);
 
+RCP_ASSERT_OFF(verbs_context_ops, alloc_pd, 5 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, create_ah, 13 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, create_cq, 15 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, create_qp, 19 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, dealloc_pd, 26 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, dereg_mr, 28 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, destroy_ah, 29 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, destroy_cq, 31 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, destroy_qp, 34 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, free_context, 39 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, modify_qp, 47 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, poll_cq, 53 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, post_recv, 54 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, post_send, 55 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, query_device_ex, 58 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, query_port, 60 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, query_qp, 61 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, reg_mr, 68 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, req_notify_cq, 69 * 8);
+
+RCP_ASSERT_OFF(verbs_mr, mr_type, 48);
+RCP_ASSERT_SIZE(verbs_mr, 56);
+RCP_ASSERT_SIZE(verbs_cq, 288);
+RCP_ASSERT_OFF(verbs_qp, comp_mask, 352);
+RCP_ASSERT_OFF(verbs_qp, xrcd, 360);
+RCP_ASSERT_SIZE(verbs_qp, 368);
+
+/* Command buffers: header, then exactly the kernel's request. */
+_Static_assert(offsetof(struct rcp_create_cq_cmd, core) ==
+	       sizeof(struct ib_uverbs_cmd_hdr),
+	       "create_cq cmd: no padding after the header");
+RCP_ASSERT_SIZE(rcp_alloc_pd_cmd, 16);
+RCP_ASSERT_SIZE(rcp_reg_mr_cmd, 48);
+RCP_ASSERT_SIZE(rcp_create_cq_cmd, 40);
+RCP_ASSERT_SIZE(rcp_create_qp_cmd, 64);
+RCP_ASSERT_SIZE(rcp_modify_qp_cmd, 120);
+RCP_ASSERT_SIZE(rcp_query_qp_cmd, 24);
 RCP_ASSERT_SIZE(verbs_context_ops, 76 * 8);
 
 #endif /* SOFTHCA_RDMA_CORE_PRIVATE_H */

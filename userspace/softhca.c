@@ -4,22 +4,17 @@
  *
  * libibverbs dlopen()s this object, our constructor registers the provider,
  * and the core then hands us every uverbs device whose kernel driver id is
- * SOFTHCA_DRIVER_ID.  For now the provider only opens contexts and answers
- * the control-path queries by forwarding them to the kernel; the data path
- * (posting to and polling the rings shared with the kernel) will hang off
- * struct softhca_context.
+ * SOFTHCA_DRIVER_ID.  This file opens contexts and answers the device
+ * queries; verbs.c has the control path (PD, MR, CQ, QP, AH: commands to
+ * the kernel) and queue.c the data path (posting to and polling the rings
+ * shared with the kernel).
  */
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <rdma/softhca-abi.h>
-
-#include "rdma-core-private.h"
-
-#define container_of(ptr, type, member)					\
-	((type *)((char *)(ptr) - offsetof(type, member)))
+#include "softhca.h"
 
 /*
  * Provider state sits next to the core's objects; the core only ever sees
@@ -27,10 +22,6 @@
  */
 struct softhca_device {
 	struct verbs_device vdev;
-};
-
-struct softhca_context {
-	struct verbs_context vctx;
 };
 
 /*
@@ -50,11 +41,6 @@ struct softhca_get_context_resp {
 _Static_assert(offsetof(struct softhca_get_context_resp, drv) ==
 	       sizeof(struct ib_uverbs_get_context_resp),
 	       "no padding between core and softhca response");
-
-static inline struct softhca_context *to_sctx(struct ibv_context *ibctx)
-{
-	return container_of(ibctx, struct softhca_context, vctx.context);
-}
 
 static int softhca_query_device_ex(struct ibv_context *ibctx,
 				   const struct ibv_query_device_ex_input *input,
@@ -86,9 +72,25 @@ static void softhca_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops softhca_ctx_ops = {
+	.alloc_pd = softhca_alloc_pd,
+	.create_ah = softhca_create_ah,
+	.create_cq = softhca_create_cq,
+	.create_qp = softhca_create_qp,
+	.dealloc_pd = softhca_dealloc_pd,
+	.dereg_mr = softhca_dereg_mr,
+	.destroy_ah = softhca_destroy_ah,
+	.destroy_cq = softhca_destroy_cq,
+	.destroy_qp = softhca_destroy_qp,
 	.free_context = softhca_free_context,
+	.modify_qp = softhca_modify_qp,
+	.poll_cq = softhca_poll_cq,
+	.post_recv = softhca_post_recv,
+	.post_send = softhca_post_send,
 	.query_device_ex = softhca_query_device_ex,
 	.query_port = softhca_query_port,
+	.query_qp = softhca_query_qp,
+	.reg_mr = softhca_reg_mr,
+	.req_notify_cq = softhca_req_notify_cq,
 };
 
 /*

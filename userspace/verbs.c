@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The control path: every verb here is a command to the kernel, through
+ * libibverbs' ibv_cmd_* helpers.  What the provider adds is mapping the
+ * rings the create responses describe, and unmapping them on destroy.
+ *
+ * Ops returning a pointer set errno on failure; ops returning int return
+ * 0 or an errno value, as libibverbs expects.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "softhca.h"
+
+/* Response buffers: the core's part, then softhca's, with no padding. */
+struct softhca_create_cq_resp_buf {
+	struct ib_uverbs_create_cq_resp ibv;
+	struct softhca_create_cq_resp drv;
+};
+
+struct softhca_create_qp_resp_buf {
+	struct ib_uverbs_create_qp_resp ibv;
+	struct softhca_create_qp_resp drv;
+};
+
+struct softhca_create_ah_resp_buf {
+	struct ib_uverbs_create_ah_resp ibv;
+	struct softhca_create_ah_resp drv;
+};
+
+_Static_assert(offsetof(struct softhca_create_cq_resp_buf, drv) ==
+	       sizeof(struct ib_uverbs_create_cq_resp),
+	       "no padding between core and softhca create_cq response");
+_Static_assert(offsetof(struct softhca_create_qp_resp_buf, drv) ==
+	       sizeof(struct ib_uverbs_create_qp_resp),
+	       "no padding between core and softhca create_qp response");
+_Static_assert(offsetof(struct softhca_create_ah_resp_buf, drv) ==
+	       sizeof(struct ib_uverbs_create_ah_resp),
+	       "no padding between core and softhca create_ah response");
+
+/* --- PD and MR -------------------------------------------------------- */
+
+struct ibv_pd *softhca_alloc_pd(struct ibv_context *ibctx)
+{
+	struct rcp_alloc_pd_cmd cmd = {};
+	struct ib_uverbs_alloc_pd_resp resp = {};
+	struct ibv_pd *pd;
+	int err;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	err = ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		free(pd);
+		errno = err;
+		return NULL;
+	}
+	return pd;
+}
+
+int softhca_dealloc_pd(struct ibv_pd *pd)
+{
+	int err = ibv_cmd_dealloc_pd(pd);
+
+	if (!err)
+		free(pd);
+	return err;
+}
+
+struct ibv_mr *softhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			      uint64_t hca_va, int access)
+{
+	struct rcp_reg_mr_cmd cmd = {};
+	struct ib_uverbs_reg_mr_resp resp = {};
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+int softhca_dereg_mr(struct verbs_mr *vmr)
+{
+	int err = ibv_cmd_dereg_mr(vmr);
+
+	if (!err)
+		free(vmr);
+	return err;
+}
+
+/* --- CQ --------------------------------------------------------------- */
+
+struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
+				 struct ibv_comp_channel *channel,
+				 int comp_vector)
+{
+	struct rcp_create_cq_cmd cmd = {};
+	struct softhca_create_cq_resp_buf resp = {};
+	struct softhca_cq *cq;
+	int err;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	err = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (err)
+		goto err_free;
+	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
+				&cmd, sizeof(cmd), &resp.ibv, sizeof(resp));
+	if (err)
+		goto err_lock;
+	err = softhca_ring_map(ibctx, &cq->ring, &resp.drv.cq,
+			       sizeof(struct softhca_cqe));
+	if (err)
+		goto err_destroy;
+	return &cq->vcq.cq;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_lock:
+	pthread_spin_destroy(&cq->lock);
+err_free:
+	free(cq);
+	errno = err;
+	return NULL;
+}
+
+/* Arming goes through the kernel, which delivers to the channel. */
+int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	return ibv_cmd_req_notify_cq(ibcq, solicited_only);
+}
+
+int softhca_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct softhca_cq *cq = to_scq(ibcq);
+	int err;
+
+	err = ibv_cmd_destroy_cq(ibcq);
+	if (err)
+		return err;
+	softhca_ring_unmap(&cq->ring);
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+	return 0;
+}
+
+/* --- QP --------------------------------------------------------------- */
+
+static uint32_t softhca_send_entry_min(const struct ibv_qp_cap *cap)
+{
+	uint32_t sges = cap->max_send_sge * sizeof(struct softhca_sge);
+
+	return sizeof(struct softhca_send_wqe) +
+	       (sges > cap->max_inline_data ? sges : cap->max_inline_data);
+}
+
+static int softhca_qp_map(struct ibv_context *ibctx, struct softhca_qp *qp,
+			  const struct softhca_create_qp_resp *maps,
+			  const struct ibv_qp_init_attr *attr)
+{
+	int err;
+
+	err = softhca_ring_map(ibctx, &qp->sq, &maps->sq,
+			       softhca_send_entry_min(&attr->cap));
+	if (err || attr->srq)
+		return err;
+	err = softhca_ring_map(ibctx, &qp->rq, &maps->rq,
+			       sizeof(struct softhca_recv_wqe) +
+			       attr->cap.max_recv_sge *
+			       sizeof(struct softhca_sge));
+	if (err)
+		softhca_ring_unmap(&qp->sq);
+	return err;
+}
+
+static int softhca_qp_locks_init(struct softhca_qp *qp)
+{
+	int err = pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+
+	if (err)
+		return err;
+	err = pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+	if (err)
+		pthread_spin_destroy(&qp->sq_lock);
+	return err;
+}
+
+static void softhca_qp_locks_destroy(struct softhca_qp *qp)
+{
+	pthread_spin_destroy(&qp->rq_lock);
+	pthread_spin_destroy(&qp->sq_lock);
+}
+
+struct ibv_qp *softhca_create_qp(struct ibv_pd *pd,
+				 struct ibv_qp_init_attr *attr)
+{
+	struct rcp_create_qp_cmd cmd = {};
+	struct softhca_create_qp_resp_buf resp = {};
+	struct softhca_qp *qp;
+	int err;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	err = softhca_qp_locks_init(qp);
+	if (err)
+		goto err_free;
+	/* The kernel answers with the capabilities it gave the QP. */
+	err = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
+				&resp.ibv, sizeof(resp));
+	if (err)
+		goto err_locks;
+	err = softhca_qp_map(pd->context, qp, &resp.drv, attr);
+	if (err)
+		goto err_destroy;
+	qp->max_send_sge = attr->cap.max_send_sge;
+	qp->max_recv_sge = attr->cap.max_recv_sge;
+	qp->max_inline = attr->cap.max_inline_data;
+	qp->sq_sig_all = attr->sq_sig_all;
+	return &qp->vqp.qp;
+
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_locks:
+	softhca_qp_locks_destroy(qp);
+err_free:
+	free(qp);
+	errno = err;
+	return NULL;
+}
+
+/* RESET empties both rings: the kernel zeroed their indices. */
+static void softhca_qp_reset(struct softhca_qp *qp)
+{
+	pthread_spin_lock(&qp->sq_lock);
+	qp->sq.index = 0;
+	pthread_spin_unlock(&qp->sq_lock);
+	pthread_spin_lock(&qp->rq_lock);
+	qp->rq.index = 0;
+	pthread_spin_unlock(&qp->rq_lock);
+}
+
+int softhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		      int attr_mask)
+{
+	struct rcp_modify_qp_cmd cmd = {};
+	int err;
+
+	err = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (err)
+		return err;
+	if (attr_mask & IBV_QP_STATE) {
+		if (attr->qp_state == IBV_QPS_RESET)
+			softhca_qp_reset(to_sqp(ibqp));
+		/* The core records it too, but only once this returns. */
+		ibqp->state = attr->qp_state;
+	}
+	return 0;
+}
+
+int softhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		     int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct rcp_query_qp_cmd cmd = {};
+
+	return ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+				sizeof(cmd));
+}
+
+int softhca_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct softhca_qp *qp = to_sqp(ibqp);
+	int err;
+
+	err = ibv_cmd_destroy_qp(ibqp);
+	if (err)
+		return err;
+	softhca_ring_unmap(&qp->rq);
+	softhca_ring_unmap(&qp->sq);
+	softhca_qp_locks_destroy(qp);
+	free(qp);
+	return 0;
+}
+
+/* --- AH --------------------------------------------------------------- */
+
+struct ibv_ah *softhca_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct softhca_create_ah_resp_buf resp = {};
+	struct softhca_ah *ah;
+	int err;
+
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return NULL;
+	err = ibv_cmd_create_ah(pd, &ah->ibv_ah, attr, &resp.ibv, sizeof(resp));
+	if (err) {
+		free(ah);
+		errno = err;
+		return NULL;
+	}
+	/* UD WQEs name the AH by the kernel's number. */
+	ah->num = resp.drv.ah_num;
+	return &ah->ibv_ah;
+}
+
+int softhca_destroy_ah(struct ibv_ah *ibah)
+{
+	int err = ibv_cmd_destroy_ah(ibah);
+
+	if (!err)
+		free(to_sah(ibah));
+	return err;
+}
