@@ -135,14 +135,17 @@ static bool shca_req_ud_av(struct shca_qp *qp, u32 num, struct shca_av *av)
 	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
 	struct shca_ah *ah;
 	unsigned long flags;
+	bool found;
 
 	xa_lock_irqsave(&dev->ahs, flags);
 	ah = xa_load(&dev->ahs, num);
 	/* Another process's AH has another PD. */
-	if (ah && ah->ibah.pd == qp->ibqp.pd)
+	found = ah && ah->ibah.pd == qp->ibqp.pd;
+	if (found)
 		*av = ah->av;
+	/* Past the unlock, the AH may be destroyed and freed. */
 	xa_unlock_irqrestore(&dev->ahs, flags);
-	return ah && ah->ibah.pd == qp->ibqp.pd;
+	return found;
 }
 
 static u32 shca_req_qkey(struct shca_qp *qp, u32 qkey)

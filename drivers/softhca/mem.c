@@ -99,17 +99,13 @@ int shca_sgl_init_remote(struct shca_sgl *sgl, struct softhca_sge *range,
 	return ret ? -EACCES : 0;
 }
 
-static void shca_sgl_leave(struct shca_sgl *sgl)
+/* Leaves the current SGE (dropping its MR); also the cursor's release. */
+void shca_sgl_release(struct shca_sgl *sgl)
 {
 	if (sgl->mr)
 		shca_mr_put(sgl->mr);
 	sgl->mr = NULL;
 	sgl->entered = false;
-}
-
-void shca_sgl_release(struct shca_sgl *sgl)
-{
-	shca_sgl_leave(sgl);
 }
 
 /* Looks the current SGE's key up and checks the whole SGE against it. */
@@ -149,7 +145,7 @@ int shca_sgl_check(struct shca_sgl *sgl)
 		if (!sgl->sge[sgl->i].length)
 			continue;
 		ret = shca_sgl_enter(sgl);
-		shca_sgl_leave(sgl);
+		shca_sgl_release(sgl);
 	}
 	sgl->i = 0;
 	sgl->bad = ret;
@@ -184,7 +180,7 @@ void *shca_sgl_map(struct shca_sgl *sgl, u32 *len)
 		return *len ? sgl->buf + sgl->off : ERR_PTR(-EFAULT);
 	}
 	while (sgl->off == sgl->sge[sgl->i].length) {
-		shca_sgl_leave(sgl);
+		shca_sgl_release(sgl);
 		if (WARN_ON_ONCE(++sgl->i == sgl->num_sge))
 			return ERR_PTR(-EFAULT);
 		sgl->off = 0;
