@@ -422,6 +422,50 @@ static void shca_err_destroy_in_flight(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ib_dereg_mr(mr), 0);
 }
 
+/* The doorbell flag of @qp's send or receive queue, once its engine has gone idle. */
+static u32 shca_err_doorbell(struct ib_qp *qp, bool send)
+{
+	struct shca_qp *sqp = to_shca_qp(qp);
+
+	flush_work(&sqp->work);
+	return READ_ONCE((send ? &sqp->sq : &sqp->rq)->queue.ctrl->doorbell);
+}
+
+/*
+ * The doorbell protocol of the user rings (softhca-abi.h), which kernel
+ * QPs keep too: the send queue asks for a doorbell once its engine is
+ * idle, a receive queue only once a QP in error flushed it, and RESET
+ * starts over with none asked for.
+ */
+static void shca_err_doorbells(struct kunit *test)
+{
+	struct shca_dp *dp = shca_err_setup(test, &shca_dp_rc);
+	u8 *buf = shca_err_buf(test, 64);
+	struct ib_sge sge = shca_dp_sge(dp, buf, 64);
+	struct ib_send_wr wr = {
+		.wr_id = 1, .opcode = IB_WR_SEND, .sg_list = &sge,
+		.num_sge = 1,
+	};
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(dp, 1, 9, buf, 64), 0);
+	KUNIT_EXPECT_EQ(test, shca_err_status(test, dp, &wr), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, shca_err_doorbell(dp->qp[0], true), 1);
+	KUNIT_EXPECT_EQ(test, shca_err_doorbell(dp->qp[1], false), 0);
+
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(dp, 0, 10, buf, 64), 0);
+	KUNIT_ASSERT_EQ(test, shca_dp_modify(dp->qp[0], IB_QPS_ERR), 0);
+	KUNIT_ASSERT_TRUE(test, shca_dp_poll(dp, 0, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 10);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, shca_err_doorbell(dp->qp[0], true), 1);
+	KUNIT_EXPECT_EQ(test, shca_err_doorbell(dp->qp[0], false), 1);
+
+	KUNIT_ASSERT_EQ(test, shca_dp_modify(dp->qp[0], IB_QPS_RESET), 0);
+	KUNIT_EXPECT_EQ(test, shca_err_doorbell(dp->qp[0], true), 0);
+	KUNIT_EXPECT_EQ(test, shca_err_doorbell(dp->qp[0], false), 0);
+}
+
 static struct kunit_case shca_err_cases[] = {
 	KUNIT_CASE(shca_err_mr_access),
 	KUNIT_CASE(shca_err_qp_access),
@@ -437,6 +481,7 @@ static struct kunit_case shca_err_cases[] = {
 	KUNIT_CASE(shca_err_uc_sqe),
 	KUNIT_CASE(shca_err_ud_qkey),
 	KUNIT_CASE(shca_err_destroy_in_flight),
+	KUNIT_CASE(shca_err_doorbells),
 	{}
 };
 

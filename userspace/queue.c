@@ -9,10 +9,12 @@
  * other side's index, reads, then releases its own.  The kernel copies and
  * checks every entry it takes, so a bad WQE costs only an error completion.
  *
- * The doorbell: after writing send WQEs the provider posts an empty WR
- * list through ib_uverbs, which kicks the QP's engine.  Receive WQEs need
- * none: the kernel takes them when a message arrives.  Only a QP in the
- * error state has receives to flush, so post_recv rings then.
+ * Doorbells and arming follow the protocols softhca-abi.h describes: a
+ * post makes a system call only when the kernel asked for one in the
+ * ring's control block (its engine went idle, or a QP in error has
+ * flushed), and arming a CQ is a store the kernel reads when it adds a
+ * CQE.  Receive queues need no doorbell but in error: the kernel takes
+ * receive WQEs as messages arrive.
  */
 
 #include <errno.h>
@@ -86,6 +88,14 @@ static void ring_produced(struct softhca_ring *ring, uint32_t n)
 	__atomic_store_n(&ring->ctrl->producer, ring->index, __ATOMIC_RELEASE);
 }
 
+/* Whether the kernel asked to be told of what was just produced. */
+static int ring_doorbell_wanted(const struct softhca_ring *ring)
+{
+	/* The index is published before doorbell is read: see the ABI. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&ring->ctrl->doorbell, __ATOMIC_RELAXED);
+}
+
 /* --- CQ --------------------------------------------------------------- */
 
 static const struct {
@@ -142,6 +152,28 @@ int softhca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	__atomic_store_n(&ring->ctrl->consumer, ring->index, __ATOMIC_RELEASE);
 	pthread_spin_unlock(&cq->lock);
 	return n;
+}
+
+/*
+ * Arms the CQ where the kernel looks when it adds a CQE.  The caller polls
+ * again before it sleeps, as the verbs have it: a CQE added before the arm
+ * is found by that poll.
+ */
+int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	uint32_t *arm = &to_scq(ibcq)->ring.ctrl->arm;
+	uint32_t none = 0;
+
+	if (solicited_only)
+		/* Never weakens a pending arm for the next CQE. */
+		__atomic_compare_exchange_n(arm, &none,
+					    SOFTHCA_CQ_ARM_SOLICITED, 0,
+					    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(arm, SOFTHCA_CQ_ARM_NEXT, __ATOMIC_SEQ_CST);
+	/* The arm is visible before the caller's next poll reads the ring. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return 0;
 }
 
 /* --- send queue ------------------------------------------------------- */
@@ -302,7 +334,7 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	pthread_spin_unlock(&qp->sq_lock);
 	if (ret)
 		*bad_wr = wr;
-	if (n) {
+	if (n && ring_doorbell_wanted(sq)) {
 		/* The doorbell: an empty WR list kicks the engine. */
 		struct ibv_send_wr *none;
 
@@ -313,33 +345,32 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return ret;
 }
 
-/* --- receive queue ---------------------------------------------------- */
+/* --- receive queue and SRQ ----------------------------------------- */
 
-int softhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		      struct ibv_recv_wr **bad_wr)
+/*
+ * Writes a chain of receive WRs into @ring.  Returns 0 or an errno value,
+ * with *bad_wr at the first WR not posted.
+ */
+static int recv_ring_post(struct softhca_ring *ring, pthread_spinlock_t *lock,
+			  uint32_t max_sge, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr)
 {
-	struct softhca_qp *qp = to_sqp(ibqp);
-	struct softhca_ring *rq = &qp->rq;
 	struct softhca_recv_wqe *wqe;
 	uint32_t room, n = 0;
-	int ret = 0, db;
+	int ret = 0;
 
-	if (ibqp->state == IBV_QPS_RESET || ibqp->srq || !rq->map) {
-		*bad_wr = wr;
-		return EINVAL;
-	}
-	pthread_spin_lock(&qp->rq_lock);
-	room = ring_room(rq);
+	pthread_spin_lock(lock);
+	room = ring_room(ring);
 	for (; wr; wr = wr->next, n++) {
 		if (n == room) {
 			ret = ENOMEM;
 			break;
 		}
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_recv_sge) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
 			ret = EINVAL;
 			break;
 		}
-		wqe = ring_entry(rq, rq->index + n);
+		wqe = ring_entry(ring, ring->index + n);
 		*wqe = (struct softhca_recv_wqe){
 			.wr_id = wr->wr_id,
 			.num_sge = wr->num_sge,
@@ -348,17 +379,41 @@ int softhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			 wr->num_sge);
 	}
 	if (n)
-		ring_produced(rq, n);
-	pthread_spin_unlock(&qp->rq_lock);
+		ring_produced(ring, n);
+	pthread_spin_unlock(lock);
 	if (ret)
 		*bad_wr = wr;
-	/* Receives are taken as messages arrive; in ERR, they are flushed. */
-	if (n && ibqp->state == IBV_QPS_ERR) {
-		struct ibv_recv_wr *none;
+	return ret;
+}
 
+int softhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr)
+{
+	struct softhca_qp *qp = to_sqp(ibqp);
+	struct ibv_recv_wr *none;
+	int ret, db;
+
+	if (ibqp->state == IBV_QPS_RESET || ibqp->srq || !qp->rq.map) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	ret = recv_ring_post(&qp->rq, &qp->rq_lock, qp->max_recv_sge, wr,
+			     bad_wr);
+	/* Set only while a QP in error has flushed its receive queue. */
+	if ((!ret || *bad_wr != wr) && ring_doorbell_wanted(&qp->rq)) {
 		db = ibv_cmd_post_recv(ibqp, NULL, &none);
 		if (db && !ret)
 			ret = db;
 	}
 	return ret;
+}
+
+/* An SRQ needs no doorbell: only arriving messages take its WQEs. */
+int softhca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr)
+{
+	struct softhca_srq *srq = to_ssrq(ibsrq);
+
+	return recv_ring_post(&srq->ring, &srq->lock, srq->max_sge, wr,
+			      bad_wr);
 }

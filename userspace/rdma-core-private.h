@@ -167,7 +167,10 @@ struct verbs_context_ops {
 	rcp_op_slot reserved_16_18[3];			/* create_cq_ex .. create_flow_action_esp */
 	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,		/* 19 */
 				    struct ibv_qp_init_attr *attr);
-	rcp_op_slot reserved_20_25[6];			/* create_qp_ex .. dealloc_mw */
+	rcp_op_slot reserved_20_21[2];			/* create_qp_ex .. create_rwq_ind_table */
+	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,	/* 22 */
+				      struct ibv_srq_init_attr *init_attr);
+	rcp_op_slot reserved_23_25[3];			/* create_srq_ex .. dealloc_mw */
 	int (*dealloc_pd)(struct ibv_pd *pd);			/* 26 */
 	rcp_op_slot reserved_27[1];			/* dealloc_td */
 	int (*dereg_mr)(struct verbs_mr *vmr);			/* 28 */
@@ -176,19 +179,27 @@ struct verbs_context_ops {
 	int (*destroy_cq)(struct ibv_cq *cq);			/* 31 */
 	rcp_op_slot reserved_32_33[2];			/* destroy_flow .. destroy_flow_action */
 	int (*destroy_qp)(struct ibv_qp *qp);			/* 34 */
-	rcp_op_slot reserved_35_38[4];			/* destroy_rwq_ind_table .. detach_mcast */
+	rcp_op_slot reserved_35[1];			/* destroy_rwq_ind_table */
+	int (*destroy_srq)(struct ibv_srq *srq);		/* 36 */
+	rcp_op_slot reserved_37_38[2];			/* destroy_wq .. detach_mcast */
 	void (*free_context)(struct ibv_context *context);	/* 39 */
 	rcp_op_slot reserved_40_46[7];			/* free_dm .. modify_flow_action_esp */
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,	/* 47 */
 			 int attr_mask);
-	rcp_op_slot reserved_48_52[5];			/* modify_qp_rate_limit .. open_xrcd */
+	rcp_op_slot reserved_48[1];			/* modify_qp_rate_limit */
+	int (*modify_srq)(struct ibv_srq *srq,			/* 49 */
+			  struct ibv_srq_attr *attr, int attr_mask);
+	rcp_op_slot reserved_50_52[3];			/* modify_wq .. open_xrcd */
 	int (*poll_cq)(struct ibv_cq *cq, int num_entries,	/* 53 */
 		       struct ibv_wc *wc);
 	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,	/* 54 */
 			 struct ibv_recv_wr **bad_wr);
 	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr,	/* 55 */
 			 struct ibv_send_wr **bad_wr);
-	rcp_op_slot reserved_56_57[2];			/* post_srq_ops .. post_srq_recv */
+	rcp_op_slot reserved_56[1];			/* post_srq_ops */
+	int (*post_srq_recv)(struct ibv_srq *srq,		/* 57 */
+			     struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad_wr);
 	int (*query_device_ex)(struct ibv_context *context,	/* 58 */
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr,
@@ -199,11 +210,16 @@ struct verbs_context_ops {
 			  struct ibv_port_attr *port_attr);
 	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,	/* 61 */
 			int attr_mask, struct ibv_qp_init_attr *init_attr);
-	rcp_op_slot reserved_62_67[6];			/* query_qp_data_in_order .. reg_dmabuf_mr */
+	rcp_op_slot reserved_62_63[2];			/* query_qp_data_in_order .. query_rt_values */
+	int (*query_srq)(struct ibv_srq *srq,			/* 64 */
+			 struct ibv_srq_attr *attr);
+	rcp_op_slot reserved_65_67[3];			/* read_counters .. reg_dmabuf_mr */
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr,	/* 68 */
 				 size_t length, uint64_t hca_va, int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);	/* 69 */
-	rcp_op_slot reserved_70_75[6];			/* rereg_mr .. unimport_pd */
+	rcp_op_slot reserved_70[1];			/* rereg_mr */
+	int (*resize_cq)(struct ibv_cq *cq, int cqe);		/* 71 */
+	rcp_op_slot reserved_72_75[4];			/* set_ece .. unimport_pd */
 };
 
 /*
@@ -238,6 +254,10 @@ RCP_CMD(create_cq, ib_uverbs_create_cq);
 RCP_CMD(create_qp, ib_uverbs_create_qp);
 RCP_CMD(modify_qp, ib_uverbs_modify_qp);
 RCP_CMD(query_qp, ib_uverbs_query_qp);
+RCP_CMD(resize_cq, ib_uverbs_resize_cq);
+RCP_CMD(create_srq, ib_uverbs_create_srq);
+RCP_CMD(modify_srq, ib_uverbs_modify_srq);
+RCP_CMD(query_srq, ib_uverbs_query_srq);
 
 /* --- functions exported by libibverbs.so.1 as IBVERBS_PRIVATE_34 --- */
 
@@ -283,7 +303,9 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_cq *cq, struct rcp_create_cq_cmd *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
-int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe,
+		      struct rcp_resize_cq_cmd *cmd, size_t cmd_size,
+		      struct ib_uverbs_resize_cq_resp *resp, size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
 int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
 		      struct ibv_qp_init_attr *attr,
@@ -296,6 +318,17 @@ int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct rcp_modify_qp_cmd *cmd,
 		      size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr,
+		       struct rcp_create_srq_cmd *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+		       int attr_mask, struct rcp_modify_srq_cmd *cmd,
+		       size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+		      struct rcp_query_srq_cmd *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 /* With an empty WR list, these are softhca's doorbells. */
 int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
@@ -418,21 +451,27 @@ RCP_ASSERT_OFF(verbs_context_ops, alloc_pd, 5 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, create_ah, 13 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, create_cq, 15 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, create_qp, 19 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, create_srq, 22 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, dealloc_pd, 26 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, dereg_mr, 28 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, destroy_ah, 29 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, destroy_cq, 31 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, destroy_qp, 34 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, destroy_srq, 36 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, free_context, 39 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, modify_qp, 47 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, modify_srq, 49 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, poll_cq, 53 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, post_recv, 54 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, post_send, 55 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, post_srq_recv, 57 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, query_device_ex, 58 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, query_port, 60 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, query_qp, 61 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, query_srq, 64 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, reg_mr, 68 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, req_notify_cq, 69 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, resize_cq, 71 * 8);
 
 RCP_ASSERT_OFF(verbs_mr, mr_type, 48);
 RCP_ASSERT_SIZE(verbs_mr, 56);
@@ -451,6 +490,10 @@ RCP_ASSERT_SIZE(rcp_create_cq_cmd, 40);
 RCP_ASSERT_SIZE(rcp_create_qp_cmd, 64);
 RCP_ASSERT_SIZE(rcp_modify_qp_cmd, 120);
 RCP_ASSERT_SIZE(rcp_query_qp_cmd, 24);
+RCP_ASSERT_SIZE(rcp_resize_cq_cmd, 24);
+RCP_ASSERT_SIZE(rcp_create_srq_cmd, 40);
+RCP_ASSERT_SIZE(rcp_modify_srq_cmd, 24);
+RCP_ASSERT_SIZE(rcp_query_srq_cmd, 24);
 RCP_ASSERT_SIZE(verbs_context_ops, 76 * 8);
 
 #endif /* SOFTHCA_RDMA_CORE_PRIVATE_H */

@@ -54,6 +54,13 @@ struct softhca_qp {
 	int sq_sig_all;
 };
 
+struct softhca_srq {
+	struct ibv_srq ibv_srq;
+	pthread_spinlock_t lock;	/* posters */
+	struct softhca_ring ring;
+	uint32_t max_sge;
+};
+
 struct softhca_ah {
 	struct ibv_ah ibv_ah;
 	uint32_t num;			/* the kernel's AH number */
@@ -74,6 +81,11 @@ static inline struct softhca_qp *to_sqp(struct ibv_qp *ibqp)
 	return container_of(ibqp, struct softhca_qp, vqp.qp);
 }
 
+static inline struct softhca_srq *to_ssrq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct softhca_srq, ibv_srq);
+}
+
 static inline struct softhca_ah *to_sah(struct ibv_ah *ibah)
 {
 	return container_of(ibah, struct softhca_ah, ibv_ah);
@@ -88,6 +100,9 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
 int softhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr);
+int softhca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr);
+int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 
 /* verbs.c */
 struct ibv_pd *softhca_alloc_pd(struct ibv_context *ibctx);
@@ -98,7 +113,7 @@ int softhca_dereg_mr(struct verbs_mr *vmr);
 struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
 				 struct ibv_comp_channel *channel,
 				 int comp_vector);
-int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+int softhca_resize_cq(struct ibv_cq *ibcq, int cqe);
 int softhca_destroy_cq(struct ibv_cq *ibcq);
 struct ibv_qp *softhca_create_qp(struct ibv_pd *pd,
 				 struct ibv_qp_init_attr *attr);
@@ -107,6 +122,12 @@ int softhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int softhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		     int attr_mask, struct ibv_qp_init_attr *init_attr);
 int softhca_destroy_qp(struct ibv_qp *ibqp);
+struct ibv_srq *softhca_create_srq(struct ibv_pd *pd,
+				   struct ibv_srq_init_attr *attr);
+int softhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		       int attr_mask);
+int softhca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int softhca_destroy_srq(struct ibv_srq *ibsrq);
 struct ibv_ah *softhca_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int softhca_destroy_ah(struct ibv_ah *ibah);
 

@@ -30,6 +30,16 @@ struct softhca_create_ah_resp_buf {
 	struct softhca_create_ah_resp drv;
 };
 
+struct softhca_resize_cq_resp_buf {
+	struct ib_uverbs_resize_cq_resp ibv;
+	struct softhca_create_cq_resp drv;
+};
+
+struct softhca_create_srq_resp_buf {
+	struct ib_uverbs_create_srq_resp ibv;
+	struct softhca_create_srq_resp drv;
+};
+
 _Static_assert(offsetof(struct softhca_create_cq_resp_buf, drv) ==
 	       sizeof(struct ib_uverbs_create_cq_resp),
 	       "no padding between core and softhca create_cq response");
@@ -39,6 +49,12 @@ _Static_assert(offsetof(struct softhca_create_qp_resp_buf, drv) ==
 _Static_assert(offsetof(struct softhca_create_ah_resp_buf, drv) ==
 	       sizeof(struct ib_uverbs_create_ah_resp),
 	       "no padding between core and softhca create_ah response");
+_Static_assert(offsetof(struct softhca_resize_cq_resp_buf, drv) ==
+	       sizeof(struct ib_uverbs_resize_cq_resp),
+	       "no padding between core and softhca resize_cq response");
+_Static_assert(offsetof(struct softhca_create_srq_resp_buf, drv) ==
+	       sizeof(struct ib_uverbs_create_srq_resp),
+	       "no padding between core and softhca create_srq response");
 
 /* --- PD and MR -------------------------------------------------------- */
 
@@ -138,10 +154,32 @@ err_free:
 	return NULL;
 }
 
-/* Arming goes through the kernel, which delivers to the channel. */
-int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+/*
+ * The kernel moves the CQEs not yet polled to a new ring and keeps the
+ * arm; pollers wait while the ring changes under them.
+ */
+int softhca_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
-	return ibv_cmd_req_notify_cq(ibcq, solicited_only);
+	struct softhca_cq *cq = to_scq(ibcq);
+	struct rcp_resize_cq_cmd cmd = {};
+	struct softhca_resize_cq_resp_buf resp = {};
+	struct softhca_ring ring;
+	int err;
+
+	pthread_spin_lock(&cq->lock);
+	err = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv,
+				sizeof(resp));
+	if (err)
+		goto out_unlock;
+	err = softhca_ring_map(ibcq->context, &ring, &resp.drv.cq,
+			       sizeof(struct softhca_cqe));
+	if (err)
+		goto out_unlock;
+	softhca_ring_unmap(&cq->ring);
+	cq->ring = ring;
+out_unlock:
+	pthread_spin_unlock(&cq->lock);
+	return err;
 }
 
 int softhca_destroy_cq(struct ibv_cq *ibcq)
@@ -293,6 +331,74 @@ int softhca_destroy_qp(struct ibv_qp *ibqp)
 	softhca_ring_unmap(&qp->sq);
 	softhca_qp_locks_destroy(qp);
 	free(qp);
+	return 0;
+}
+
+/* --- SRQ -------------------------------------------------------------- */
+
+struct ibv_srq *softhca_create_srq(struct ibv_pd *pd,
+				   struct ibv_srq_init_attr *attr)
+{
+	struct rcp_create_srq_cmd cmd = {};
+	struct softhca_create_srq_resp_buf resp = {};
+	struct softhca_srq *srq;
+	int err;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	err = pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (err)
+		goto err_free;
+	/* The kernel answers with the capabilities it gave the SRQ. */
+	err = ibv_cmd_create_srq(pd, &srq->ibv_srq, attr, &cmd, sizeof(cmd),
+				 &resp.ibv, sizeof(resp));
+	if (err)
+		goto err_lock;
+	err = softhca_ring_map(pd->context, &srq->ring, &resp.drv.srq,
+			       sizeof(struct softhca_recv_wqe) +
+			       attr->attr.max_sge * sizeof(struct softhca_sge));
+	if (err)
+		goto err_destroy;
+	srq->max_sge = attr->attr.max_sge;
+	return &srq->ibv_srq;
+
+err_destroy:
+	ibv_cmd_destroy_srq(&srq->ibv_srq);
+err_lock:
+	pthread_spin_destroy(&srq->lock);
+err_free:
+	free(srq);
+	errno = err;
+	return NULL;
+}
+
+int softhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		       int attr_mask)
+{
+	struct rcp_modify_srq_cmd cmd = {};
+
+	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int softhca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct rcp_query_srq_cmd cmd = {};
+
+	return ibv_cmd_query_srq(ibsrq, attr, &cmd, sizeof(cmd));
+}
+
+int softhca_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct softhca_srq *srq = to_ssrq(ibsrq);
+	int err;
+
+	err = ibv_cmd_destroy_srq(ibsrq);
+	if (err)
+		return err;
+	softhca_ring_unmap(&srq->ring);
+	pthread_spin_destroy(&srq->lock);
+	free(srq);
 	return 0;
 }
 

@@ -51,6 +51,26 @@ static void shca_cq_deliver(struct shca_events *ev, enum ib_event_type type)
 		cq->ibcq.event_handler(&event, cq->ibcq.cq_context);
 }
 
+/*
+ * The provider arms a user CQ in the ring's control block (softhca-abi.h);
+ * the arm fires once, for the first CQE that matches it.
+ */
+static bool shca_cq_user_armed(struct shca_queue *q, bool solicited)
+{
+	u32 arm;
+
+	/*
+	 * The CQE is released before the arm is read: pairs with the
+	 * provider's barrier between arming and polling again.
+	 */
+	smp_mb();
+	arm = READ_ONCE(q->ctrl->arm);
+	if (arm != SOFTHCA_CQ_ARM_NEXT &&
+	    (arm != SOFTHCA_CQ_ARM_SOLICITED || !solicited))
+		return false;
+	return cmpxchg(&q->ctrl->arm, arm, 0) == arm;
+}
+
 /**
  * shca_cq_push() - add a completion to a CQ
  * @cq: the CQ
@@ -84,6 +104,8 @@ int shca_cq_push(struct shca_cq *cq, const struct softhca_cqe *cqe,
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
 		cq->notify = 0;
+		queue_work(shca_wq, &cq->comp_work);
+	} else if (q->mmap_entry && shca_cq_user_armed(q, solicited)) {
 		queue_work(shca_wq, &cq->comp_work);
 	}
 out_unlock:
@@ -229,6 +251,8 @@ static int shca_cq_move(struct shca_cq *cq, struct shca_queue *to)
 		       shca_queue_entry(from, from->prod - n + i),
 		       to->entry_size);
 	shca_queue_produced(to, n);
+	/* A user CQ stays armed as it was. */
+	WRITE_ONCE(to->ctrl->arm, READ_ONCE(from->ctrl->arm));
 	swap(*from, *to);
 	return 0;
 }

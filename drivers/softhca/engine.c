@@ -393,14 +393,16 @@ static enum shca_step shca_req_one(struct shca_qp *qp, u32 *bytes)
 static bool shca_req_run(struct shca_qp *qp)
 {
 	u32 budget = SHCA_ENGINE_BUDGET, bytes;
+	struct shca_queue *q = &qp->sq.queue;
 	unsigned int n;
 
 	if (READ_ONCE(qp->req.waiting))
 		return false;
+	shca_queue_wake(q);
 	for (n = 0; n < SHCA_ENGINE_BATCH; n++) {
 		if (READ_ONCE(qp->state) != IB_QPS_RTS)
 			return true;
-		if (!shca_queue_pending(&qp->sq.queue))
+		if (!shca_queue_pending(q) && !shca_queue_sleep(q))
 			return false;
 		bytes = 0;
 		switch (shca_req_one(qp, &bytes)) {

@@ -381,6 +381,7 @@ static void shca_qp_reset_queues(struct shca_qp *qp)
 		q->cons = 0;
 		WRITE_ONCE(q->ctrl->producer, 0);
 		WRITE_ONCE(q->ctrl->consumer, 0);
+		shca_queue_wake(q);
 		spin_unlock_irqrestore(&wqs[i]->lock, flags);
 	}
 }

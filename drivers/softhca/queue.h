@@ -75,4 +75,29 @@ static inline void shca_queue_consumed(struct shca_queue *q, u32 n)
 	smp_store_release(&q->ctrl->consumer, q->cons);
 }
 
+/*
+ * The consumer is busy with @q: the producer need not ring for what it
+ * publishes meanwhile (see the doorbell protocol in softhca-abi.h).
+ */
+static inline void shca_queue_wake(struct shca_queue *q)
+{
+	WRITE_ONCE(q->ctrl->doorbell, 0);
+}
+
+/*
+ * The consumer is about to stop looking at @q: asks the producer to ring
+ * for what it publishes from now on, then looks once more.
+ * Return: true when entries arrived meanwhile (and the consumer goes on).
+ */
+static inline bool shca_queue_sleep(struct shca_queue *q)
+{
+	WRITE_ONCE(q->ctrl->doorbell, 1);
+	/* Pairs with the producer's barrier between its index and doorbell. */
+	smp_mb();
+	if (!shca_queue_pending(q))
+		return false;
+	shca_queue_wake(q);
+	return true;
+}
+
 #endif /* SHCA_QUEUE_H */

@@ -418,7 +418,8 @@ out_unlock:
 
 /*
  * Completes up to SHCA_FLUSH_BATCH WQEs of @q with IB_WC_WR_FLUSH_ERR,
- * signalled or not, as the IBA has it for a QP in error.
+ * signalled or not, as the IBA has it for a QP in error.  Once the queue
+ * is empty, its producer must ring for the flush of what it posts next.
  * Return: true when there may be more.
  */
 static bool shca_wq_flush(struct shca_qp *qp, struct shca_queue *q,
@@ -429,9 +430,10 @@ static bool shca_wq_flush(struct shca_qp *qp, struct shca_queue *q,
 		.opcode = IB_WC_RECV,
 		.qp_num = qp->ibqp.qp_num,
 	};
-	u32 n = min(shca_queue_pending(q), SHCA_FLUSH_BATCH);
-	u32 i;
+	u32 n, i;
 
+	shca_queue_wake(q);
+	n = min(shca_queue_pending(q), SHCA_FLUSH_BATCH);
 	for (i = 0; i < n; i++) {
 		const struct softhca_send_wqe *wqe =
 			shca_queue_entry(q, q->cons);
@@ -444,7 +446,8 @@ static bool shca_wq_flush(struct shca_qp *qp, struct shca_queue *q,
 		shca_queue_consumed(q, 1);
 		shca_cq_push(to_shca_cq(ibcq), &cqe, true);
 	}
-	return n == SHCA_FLUSH_BATCH;
+	/* What is posted from now on is flushed when the doorbell rings. */
+	return n == SHCA_FLUSH_BATCH || shca_queue_sleep(q);
 }
 
 /**

@@ -199,13 +199,14 @@ pingpong_listening() {
 	ss -Hltn "sport = :$pingpong_port" | grep -q .
 }
 
-# pingpong PROG: the server and the client of an rdma-core example on
-# softhca0, talking to itself through the provider's user-space data path,
-# with the data checked (-c); passes when both sides exit 0.  Their result
-# lines go to the output and next to the results file.
+# pingpong PROG [ARG...]: the server and the client of an rdma-core
+# example on softhca0, talking to itself through the provider's user-space
+# data path, with the data checked (-c) and the extra ARGs (-e: sleep on
+# completion events); passes when both sides exit 0.  Their result lines
+# go to the output and next to the results file.
 pingpong() {
 	local prog=$1 slog clog pid rc_s rc_c
-	local args=(-d softhca0 -g 1 -c -n 200)
+	local args=(-d softhca0 -g 1 -c -n 200 "${@:2}")
 	slog=$(mktemp) && clog=$(mktemp) || return 1
 	ip link set lo up
 	timeout 120 "$prog" "${args[@]}" >"$slog" 2>&1 &
@@ -224,7 +225,8 @@ pingpong() {
 	sed "s/^/$prog client: /" "$clog"
 	[ -z "${SOFTHCA_RESULTS:-}" ] ||
 		grep -h "iters in\|bytes in" "$slog" "$clog" |
-		sed "s/^/$prog: /" >>"$(dirname "$SOFTHCA_RESULTS")/pingpong.log"
+		sed "s/^/$prog ${*:2}: /" \
+			>>"$(dirname "$SOFTHCA_RESULTS")/pingpong.log"
 	rm -f "$slog" "$clog"
 	echo "$prog: server exit $rc_s, client exit $rc_c"
 	[ "$rc_s" = 0 ] && [ "$rc_c" = 0 ]
@@ -268,8 +270,10 @@ check integ/sysfs-ipv4-gid sysfs_ipv4_gid
 check integ/ibv-devinfo "$top/userspace/tests/devinfo-check.sh" softhca0
 check integ/limits-cover-rxe limits_cover_rxe
 ibloop_tests
-check integ/rc-pingpong pingpong ibv_rc_pingpong
-check integ/ud-pingpong pingpong ibv_ud_pingpong
+for t in rc uc ud srq; do
+	check "integ/$t-pingpong" pingpong "ibv_${t}_pingpong"
+	check "integ/$t-pingpong-events" pingpong "ibv_${t}_pingpong" -e
+done
 check integ/duplicate-refused duplicate_refused
 check integ/carrier-down carrier down DOWN
 check integ/carrier-up carrier up ACTIVE

@@ -42,12 +42,36 @@ struct softhca_alloc_ucontext_resp {
  * entry's slot is its index modulo the (power of two) number of entries.
  * The producer writes an entry, then releases the new producer index; the
  * consumer acquires the producer index, reads, then releases its own.
+ *
+ * Doorbells (work queues).  The kernel sets doorbell when it is about to
+ * stop looking at the ring (the send engine going idle; a QP in error
+ * having flushed), then looks at the producer index once more.  The
+ * provider, after releasing its producer index, issues a full barrier and
+ * reads doorbell: only when it is set does it ring, with an empty WR list
+ * through ib_uverbs' post_send (or post_recv).  One of the two always sees
+ * the other's write, so no WQE is left behind and a busy queue is posted
+ * to with no system call.
+ *
+ * Arming (CQs).  The provider arms by writing a SOFTHCA_CQ_ARM_* value to
+ * arm (solicited-only arming never overrides a pending NEXT arm), then
+ * issues a full barrier before it polls again.  The kernel, after
+ * releasing a CQE, issues a full barrier, reads arm, and when the CQE
+ * matches it swaps arm back to 0 and signals the CQ's completion channel
+ * once.  Other values of arm are ignored.
  */
 struct softhca_queue_ctrl {
 	__u32 producer;
 	__u32 reserved0[15];	/* producer and consumer on their own lines */
 	__u32 consumer;
-	__u32 reserved1[15];
+	__u32 doorbell;		/* work queues: set by the kernel */
+	__u32 arm;		/* CQs: set by the provider, cleared by the kernel */
+	__u32 reserved1[13];
+};
+
+/* softhca_queue_ctrl.arm */
+enum {
+	SOFTHCA_CQ_ARM_NEXT = 1,
+	SOFTHCA_CQ_ARM_SOLICITED = 2,
 };
 
 #define SOFTHCA_QUEUE_ENTRIES_OFFSET 128
