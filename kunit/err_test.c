@@ -466,6 +466,58 @@ static void shca_err_doorbells(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_err_doorbell(dp->qp[0], false), 0);
 }
 
+static void shca_err_fatal_event(struct ib_event *event, void *ctx)
+{
+	struct shca_dp *dp = ctx;
+
+	if (event->event == IB_EVENT_QP_FATAL)
+		atomic_inc(&dp->events);
+	wake_up(&dp->wait);
+}
+
+/*
+ * A producer index out of its ring's range (a process scribbling on its
+ * own rings) breaks only that QP: it goes to ERR with IB_EVENT_QP_FATAL.
+ * On a send queue the engine finds it; on a receive queue the responder,
+ * and the requester then gets REM_OP_ERR.
+ */
+static void shca_err_ring_overrun(struct kunit *test)
+{
+	struct shca_dp *dp = shca_err_setup(test, &shca_dp_rc);
+	struct shca_queue *sq = &to_shca_qp(dp->qp[0])->sq.queue;
+	struct shca_queue *rq = &to_shca_qp(dp->qp[1])->rq.queue;
+	u8 *buf = shca_err_buf(test, 64);
+	struct ib_sge sge = shca_dp_sge(dp, buf, 64);
+	struct ib_send_wr wr = {
+		.wr_id = 1, .opcode = IB_WR_SEND, .sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	dp->qp[0]->event_handler = shca_err_fatal_event;
+	dp->qp[1]->event_handler = shca_err_fatal_event;
+	WRITE_ONCE(rq->ctrl->producer, rq->cons + rq->num + 1);
+	KUNIT_EXPECT_EQ(test, shca_err_status(test, dp, &wr),
+			IB_WC_REM_OP_ERR);
+	KUNIT_EXPECT_EQ(test, shca_err_state(dp->qp[1]), IB_QPS_ERR);
+	KUNIT_EXPECT_TRUE(test, wait_event_timeout(dp->wait,
+						   atomic_read(&dp->events) == 1,
+						   10 * HZ));
+
+	/* A fresh pair, whose send queue's index is garbage when it runs. */
+	shca_dp_teardown(dp);
+	dp = shca_err_setup(test, &shca_dp_rc);
+	sq = &to_shca_qp(dp->qp[0])->sq.queue;
+	dp->qp[0]->event_handler = shca_err_fatal_event;
+	KUNIT_ASSERT_EQ(test, shca_dp_modify(dp->qp[0], IB_QPS_SQD), 0);
+	WRITE_ONCE(sq->ctrl->producer, sq->cons - 1);
+	KUNIT_ASSERT_EQ(test, shca_dp_modify(dp->qp[0], IB_QPS_RTS), 0);
+	KUNIT_EXPECT_TRUE(test, wait_event_timeout(dp->wait,
+						   atomic_read(&dp->events) == 1,
+						   10 * HZ));
+	KUNIT_EXPECT_EQ(test, shca_err_state(dp->qp[0]), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, shca_err_state(dp->qp[1]), IB_QPS_RTS);
+}
+
 static struct kunit_case shca_err_cases[] = {
 	KUNIT_CASE(shca_err_mr_access),
 	KUNIT_CASE(shca_err_qp_access),
@@ -482,6 +534,7 @@ static struct kunit_case shca_err_cases[] = {
 	KUNIT_CASE(shca_err_ud_qkey),
 	KUNIT_CASE(shca_err_destroy_in_flight),
 	KUNIT_CASE(shca_err_doorbells),
+	KUNIT_CASE(shca_err_ring_overrun),
 	{}
 };
 

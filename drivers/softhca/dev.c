@@ -92,6 +92,8 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		return ret;
 
 	*attr = (struct ib_device_attr){
+		.vendor_id = SHCA_VENDOR_ID,
+		.vendor_part_id = SHCA_VENDOR_PART_ID,
 		.sys_image_guid = ibdev->node_guid,
 		.max_mr_size = U64_MAX,
 		.page_size_cap = GENMASK_ULL(63, PAGE_SHIFT),

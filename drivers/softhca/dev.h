@@ -22,6 +22,13 @@
 #define SHCA_LOCAL_DMA_LKEY 0
 
 /*
+ * query_device's vendor: software HCAs have no IEEE OUI and report
+ * 0xffffff (as rdma_rxe does); the part ID is "SH" in ASCII.
+ */
+#define SHCA_VENDOR_ID 0xffffff
+#define SHCA_VENDOR_PART_ID 0x5348
+
+/*
  * Limits advertised by query_device; objects are counted against them.
  * None is below what rdma_rxe advertises on the same kernel (an
  * integration test compares them), but for the P_Key table: RoCE knows

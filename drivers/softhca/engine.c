@@ -2,18 +2,25 @@
 /*
  * The engine: executes send queue WQEs.
  *
- * Context.  Each QP has one work item on shca_engine_wq, queued by the
- * doorbell (and by state changes and retry timers).  A work item never
- * runs on two CPUs at once, so a QP's send queue has a single consumer
- * and its WQEs execute in order, with no lock.  The workqueue is per-CPU:
- * the work runs on the CPU that rang the doorbell, where the WQEs (and,
- * usually, the payload) are in cache, and QPs posted from different CPUs
- * execute in parallel.  WQ_CPU_INTENSIVE, because a run copies payload
- * for as long as its budget allows and must not hold up other work of
- * the pool; WQ_HIGHPRI, because it is latency; WQ_MEM_RECLAIM, because
- * storage ULPs wait on it under memory pressure.  Being process context,
- * a copy may reschedule; tasklets and BH work (which 6.1 has not) could
- * not.
+ * Context.  Each QP has one work item on an engine workqueue, queued by
+ * the doorbell (and by state changes and retry timers).  A work item
+ * never runs on two CPUs at once, so a QP's send queue has a single
+ * consumer and its WQEs execute in order, with no lock.
+ *
+ * A kernel QP's workqueue is per-CPU: the work runs on the CPU that rang
+ * the doorbell, where the WQEs (and, usually, the payload) are in cache,
+ * and QPs posted from different CPUs execute in parallel.  A user QP's is
+ * unbound: its poster is a process that goes on posting, and the engine
+ * running beside it, on another CPU, takes those WQEs in the same run,
+ * with no doorbell system call (the doorbell protocol of softhca-abi.h);
+ * on the poster's CPU it would preempt the process at every doorbell and
+ * leave the send queue empty, and idle, each time.
+ *
+ * WQ_CPU_INTENSIVE, because a run copies payload for as long as its
+ * budget allows and must not hold up other work of the pool; WQ_HIGHPRI,
+ * because it is latency; WQ_MEM_RECLAIM, because storage ULPs wait on it
+ * under memory pressure.  Being process context, a copy may reschedule;
+ * tasklets and BH work (which 6.1 has not) could not.
  *
  * Fairness.  A run executes at most SHCA_ENGINE_BATCH WQEs or
  * SHCA_ENGINE_BUDGET bytes (a WQE is never split), then requeues itself
@@ -37,14 +44,26 @@
 /* rnr_retry and rnr_left: retry an RNR for ever. */
 #define SHCA_RNR_RETRY_FOREVER 7
 
-struct workqueue_struct *shca_engine_wq;
+static struct workqueue_struct *shca_engine_wq;
+static struct workqueue_struct *shca_engine_user_wq;
 
 int shca_engine_init(void)
 {
 	shca_engine_wq = alloc_workqueue("softhca_engine",
 					 WQ_HIGHPRI | WQ_CPU_INTENSIVE |
 					 WQ_MEM_RECLAIM, 0);
-	return shca_engine_wq ? 0 : -ENOMEM;
+	if (!shca_engine_wq)
+		return -ENOMEM;
+	/* Unbound work is never CPU_INTENSIVE: it holds up nothing. */
+	shca_engine_user_wq = alloc_workqueue("softhca_uengine",
+					      WQ_UNBOUND | WQ_HIGHPRI |
+					      WQ_MEM_RECLAIM, 0);
+	if (!shca_engine_user_wq) {
+		destroy_workqueue(shca_engine_user_wq);
+	destroy_workqueue(shca_engine_wq);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void shca_engine_destroy(void)
@@ -285,7 +304,7 @@ static enum hrtimer_restart shca_req_timer(struct hrtimer *timer)
 	struct shca_qp *qp = container_of(timer, struct shca_qp, req.timer);
 
 	WRITE_ONCE(qp->req.waiting, false);
-	queue_work(shca_engine_wq, &qp->work);
+	queue_work(qp->engine_wq, &qp->work);
 	return HRTIMER_NORESTART;
 }
 
@@ -402,6 +421,10 @@ static bool shca_req_run(struct shca_qp *qp)
 	for (n = 0; n < SHCA_ENGINE_BATCH; n++) {
 		if (READ_ONCE(qp->state) != IB_QPS_RTS)
 			return true;
+		if (unlikely(shca_queue_overrun(q))) {
+			shca_qp_fatal(qp);
+			return true;
+		}
 		if (!shca_queue_pending(q) && !shca_queue_sleep(q))
 			return false;
 		bytes = 0;
@@ -439,11 +462,12 @@ static void shca_qp_work(struct work_struct *work)
 		return;
 	}
 	if (more)
-		queue_work(shca_engine_wq, work);
+		queue_work(qp->engine_wq, work);
 }
 
-void shca_engine_qp_init(struct shca_qp *qp)
+void shca_engine_qp_init(struct shca_qp *qp, bool user)
 {
+	qp->engine_wq = user ? shca_engine_user_wq : shca_engine_wq;
 	INIT_WORK(&qp->work, shca_qp_work);
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	qp->req.timer.function = shca_req_timer;
@@ -452,7 +476,7 @@ void shca_engine_qp_init(struct shca_qp *qp)
 /* Context: any, hard-irq included. */
 void shca_engine_kick(struct shca_qp *qp)
 {
-	queue_work(shca_engine_wq, &qp->work);
+	queue_work(qp->engine_wq, &qp->work);
 }
 
 /**

@@ -12,12 +12,10 @@
 
 struct shca_qp;
 
-extern struct workqueue_struct *shca_engine_wq;
-
 int shca_engine_init(void);
 void shca_engine_destroy(void);
 
-void shca_engine_qp_init(struct shca_qp *qp);
+void shca_engine_qp_init(struct shca_qp *qp, bool user);
 void shca_engine_kick(struct shca_qp *qp);
 void shca_engine_qp_stop(struct shca_qp *qp);
 

@@ -42,6 +42,12 @@ static int shca_mr_access_check(struct ib_device *ibdev, int access,
 
 	if (!unknown)
 		return 0;
+	/* Defined, but not offered: consumers probe for these. */
+	if (!(unknown & ~(IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND))) {
+		ibdev_dbg_ratelimited(ibdev, "%s: access flags %#x not offered\n",
+				      verb, unknown);
+		return -EOPNOTSUPP;
+	}
 	ibdev_dbg_ratelimited(ibdev, "%s: unsupported access flags %#x\n",
 			      verb, unknown);
 	return -EINVAL;

@@ -160,12 +160,12 @@ static int shca_qp_queue_init(struct shca_qp_queue *wq, u32 num,
 }
 
 static void shca_qp_init_fields(struct shca_qp *qp,
-				const struct ib_qp_init_attr *init)
+				const struct ib_qp_init_attr *init, bool user)
 {
 	kref_init(&qp->ref);
 	init_completion(&qp->released);
 	spin_lock_init(&qp->state_lock);
-	shca_engine_qp_init(qp);
+	shca_engine_qp_init(qp, user);
 	shca_events_init(&qp->events, shca_qp_deliver);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_type = init->sq_sig_type;
@@ -203,7 +203,7 @@ static int shca_qp_create_cmd(struct shca_cmd *cmd)
 		if (ret)
 			goto err_destroy_sq;
 	}
-	shca_qp_init_fields(qp, init);
+	shca_qp_init_fields(qp, init, udata);
 
 	/* The slot is reserved: storing into it allocates nothing. */
 	xa_store_irq(&dev->qps, qp->ibqp.qp_num, qp, GFP_KERNEL);
@@ -444,6 +444,25 @@ void shca_qp_error(struct shca_qp *qp, enum ib_qp_state state)
 		smp_mb();
 		shca_engine_kick(qp);
 	}
+}
+
+/**
+ * shca_qp_fatal() - a QP's own process broke one of its rings
+ * @qp: the QP
+ *
+ * Nothing on the ring can be trusted, so nothing more is taken from it:
+ * the QP goes to the error state and its consumer gets IB_EVENT_QP_FATAL
+ * (the IBA's local work queue catastrophic error).  Nothing outside the
+ * QP is affected.
+ *
+ * Context: any.
+ */
+void shca_qp_fatal(struct shca_qp *qp)
+{
+	ibdev_dbg_ratelimited(qp->ibqp.device, "QP %u: ring index overrun\n",
+			      qp->ibqp.qp_num);
+	shca_qp_error(qp, IB_QPS_ERR);
+	shca_event_raise(&qp->events, IB_EVENT_QP_FATAL);
 }
 
 /*

@@ -62,6 +62,7 @@ struct shca_qp {
 	struct shca_qp_queue rq;		/* unused with an SRQ */
 	/* The engine: runs the send queue, or flushes in SQE and ERR. */
 	struct work_struct work;
+	struct workqueue_struct *engine_wq;
 	struct shca_req req;
 	struct shca_events events;
 };
@@ -88,6 +89,7 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 
 void shca_qp_error(struct shca_qp *qp, enum ib_qp_state state);
+void shca_qp_fatal(struct shca_qp *qp);
 
 /* The engine's side of the work queues (wqe.c). */
 bool shca_send_op_ok(const struct shca_qp *qp, unsigned int opcode);

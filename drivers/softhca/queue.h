@@ -52,6 +52,15 @@ static inline u32 shca_queue_pending(const struct shca_queue *q)
 	return n <= q->num ? n : 0;
 }
 
+/*
+ * The other side published a producer index out of the ring's range: only
+ * a process scribbling on its own ring does that.
+ */
+static inline bool shca_queue_overrun(const struct shca_queue *q)
+{
+	return READ_ONCE(q->ctrl->producer) - q->cons > q->num;
+}
+
 /* Free entries for the kernel to produce into. */
 static inline u32 shca_queue_room(const struct shca_queue *q)
 {

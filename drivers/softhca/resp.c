@@ -257,6 +257,11 @@ static enum shca_tx shca_resp_recv(struct shca_qp *qp, struct shca_msg *msg)
 	ret = shca_resp_pop(qp, &rwqe);
 	if (ret == -ENOENT)
 		return shca_resp_rnr(qp, msg);
+	if (ret == -EOVERFLOW) {
+		/* No WQE to complete: the event tells the consumer. */
+		shca_qp_fatal(qp);
+		return shca_resp_refuse(qp, msg, IB_WC_REM_OP_ERR, false);
+	}
 	if (ret) {
 		shca_resp_complete(qp, msg, &rwqe, IB_WC_LOC_QP_OP_ERR, 0);
 		return shca_resp_refuse(qp, msg, IB_WC_REM_OP_ERR, false);

@@ -202,7 +202,9 @@ int shca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
  *
  * Context: any, hard-irq included.
  * Return: 0, -ENOENT when the SRQ is empty, -EINVAL for a malformed WQE
- * (consumed all the same).
+ * (consumed all the same), -EOVERFLOW when the producer index is out of
+ * range: then the SRQ is broken for good, and its consumer gets
+ * IB_EVENT_SRQ_ERR once.
  */
 int shca_srq_pop(struct shca_srq *srq, struct softhca_recv_wqe *wqe,
 		 struct softhca_sge *sge)
@@ -215,6 +217,13 @@ int shca_srq_pop(struct shca_srq *srq, struct softhca_recv_wqe *wqe,
 
 	spin_lock_irqsave(&srq->lock, flags);
 	left = shca_queue_pending(q);
+	if (unlikely(srq->broken || (!left && shca_queue_overrun(q)))) {
+		if (!srq->broken)
+			shca_event_raise(&srq->events, IB_EVENT_SRQ_ERR);
+		srq->broken = true;
+		ret = -EOVERFLOW;
+		goto out_unlock;
+	}
 	if (!left) {
 		ret = -ENOENT;
 		goto out_unlock;

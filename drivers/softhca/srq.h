@@ -15,6 +15,7 @@ struct shca_srq {
 	u32 max_sge;
 	/* Armed limit: an event when fewer WQEs remain; 0 when disarmed. */
 	u32 limit;
+	bool broken;			/* its process overran the ring */
 	struct shca_events events;
 };
 

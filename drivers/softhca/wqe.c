@@ -259,6 +259,12 @@ static int shca_qp_user_doorbell(struct shca_qp *qp, bool send,
 				      qp->ibqp.qp_num);
 		return -EINVAL;
 	}
+	/*
+	 * The engine is as good as running: it looks at the ring in every
+	 * state it can reach from here.  The process posts on meanwhile
+	 * without ringing again while the engine's worker wakes up.
+	 */
+	shca_queue_wake(send ? &qp->sq.queue : &qp->rq.queue);
 	shca_qp_doorbell(qp, send);
 	return 0;
 }
@@ -389,7 +395,8 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
  *
  * Context: any.
  * Return: 0, -ENOENT when the queue is empty, -EINVAL for a malformed WQE
- * (consumed all the same).
+ * (consumed all the same), -EOVERFLOW when the producer index is out of
+ * range.
  */
 int shca_rq_pop(struct shca_qp *qp, struct softhca_recv_wqe *wqe,
 		struct softhca_sge *sge)
@@ -401,7 +408,7 @@ int shca_rq_pop(struct shca_qp *qp, struct softhca_recv_wqe *wqe,
 
 	spin_lock_irqsave(&qp->rq.lock, flags);
 	if (!shca_queue_pending(q)) {
-		ret = -ENOENT;
+		ret = shca_queue_overrun(q) ? -EOVERFLOW : -ENOENT;
 		goto out_unlock;
 	}
 	slot = shca_queue_entry(q, q->cons);
