@@ -46,10 +46,10 @@ replay_results "$share/results"
 if [ -f "$share/ibloop.log" ]; then
 	sed 's/^/ibloop: /' "$share/ibloop.log"
 fi
-# The pingpong timing lines, likewise.
-if [ -f "$share/pingpong.log" ]; then
-	sed 's/^/pingpong: /' "$share/pingpong.log"
-fi
+# The provider's figures (scripts/tests/provider.sh), likewise.
+for log in pingpong perftest syscalls pyverbs; do
+	[ ! -f "$share/$log.log" ] || sed "s/^/$log: /" "$share/$log.log"
+done
 if [ $rc = 0 ]; then
 	pass "$prefix/kernel-log-clean-$rel"
 else

@@ -12,7 +12,7 @@ pkgs=(
 	qemu-system-x86 busybox-static
 	# rdma-core 44 and its tools, for the provider and the integration tests
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev perftest
-	rdmacm-utils python3-pyverbs iproute2
+	rdmacm-utils python3-pyverbs iproute2 strace
 )
 
 # Debian 12's other LTS kernel line: the newest 6.12 headers the archive

@@ -20,6 +20,9 @@ wait_for() {
 	done
 }
 
+# The user-space provider's suites: provider_tests.
+. "$(dirname "$0")/provider.sh"
+
 veth_pair() {
 	ip link add "$1" type veth peer name "$2" &&
 		ip link set "$1" up && ip link set "$2" up
@@ -192,46 +195,6 @@ ibloop_tests() {
 	rmmod ibloop
 }
 
-# The rdma-core examples' TCP port, over which their two sides meet.
-pingpong_port=18515
-
-pingpong_listening() {
-	ss -Hltn "sport = :$pingpong_port" | grep -q .
-}
-
-# pingpong PROG [ARG...]: the server and the client of an rdma-core
-# example on softhca0, talking to itself through the provider's user-space
-# data path, with the data checked (-c) and the extra ARGs (-e: sleep on
-# completion events); passes when both sides exit 0.  Their result lines
-# go to the output and next to the results file.
-pingpong() {
-	local prog=$1 slog clog pid rc_s rc_c
-	local args=(-d softhca0 -g 1 -c -n 200 "${@:2}")
-	slog=$(mktemp) && clog=$(mktemp) || return 1
-	ip link set lo up
-	timeout 120 "$prog" "${args[@]}" >"$slog" 2>&1 &
-	pid=$!
-	if wait_for 20 pingpong_listening; then
-		timeout 120 "$prog" "${args[@]}" 127.0.0.1 >"$clog" 2>&1
-		rc_c=$?
-	else
-		echo "$prog: server not listening"
-		kill "$pid"
-		rc_c=1
-	fi
-	wait "$pid"
-	rc_s=$?
-	sed "s/^/$prog server: /" "$slog"
-	sed "s/^/$prog client: /" "$clog"
-	[ -z "${SOFTHCA_RESULTS:-}" ] ||
-		grep -h "iters in\|bytes in" "$slog" "$clog" |
-		sed "s/^/$prog ${*:2}: /" \
-			>>"$(dirname "$SOFTHCA_RESULTS")/pingpong.log"
-	rm -f "$slog" "$clog"
-	echo "$prog: server exit $rc_s, client exit $rc_c"
-	[ "$rc_s" = 0 ] && [ "$rc_c" = 0 ]
-}
-
 duplicate_refused() {
 	! rdma link add softhca1 type softhca netdev shv0 2>/dev/null &&
 		no_device softhca1
@@ -270,10 +233,7 @@ check integ/sysfs-ipv4-gid sysfs_ipv4_gid
 check integ/ibv-devinfo "$top/userspace/tests/devinfo-check.sh" softhca0
 check integ/limits-cover-rxe limits_cover_rxe
 ibloop_tests
-for t in rc uc ud srq; do
-	check "integ/$t-pingpong" pingpong "ibv_${t}_pingpong"
-	check "integ/$t-pingpong-events" pingpong "ibv_${t}_pingpong" -e
-done
+provider_tests
 check integ/duplicate-refused duplicate_refused
 check integ/carrier-down carrier down DOWN
 check integ/carrier-up carrier up ACTIVE

@@ -1,0 +1,209 @@
+# shellcheck shell=bash
+# Sourced by integration-guest.sh: the user-space provider, proven with the
+# field's own clients on softhca0 talking to itself (the rdma-core examples
+# with their data checks, perftest, rdma-core's python suite) and with
+# processes that attack their own rings and the driver ABI.  Uses that
+# script's helpers (check, wait_for).
+
+# The provider's test programs, built beside it (userspace/Makefile).
+guest_tests=$(dirname "$RDMAV_DRIVERS")/tests
+
+# Where the figures go for scripts/integration.sh to show.
+provider_log() {
+	if [ -n "${SOFTHCA_RESULTS:-}" ]; then
+		cat >>"$(dirname "$SOFTHCA_RESULTS")/$1.log"
+	else
+		cat >/dev/null
+	fi
+}
+
+listening() {
+	ss -Hltn "sport = :$1" | grep -q .
+}
+
+# client_server PORT LOG CMD...: CMD as a server in the background, then,
+# once it listens on TCP PORT, as a client of 127.0.0.1; both outputs go
+# to LOG.  Passes when both sides exit 0.
+client_server() {
+	local port=$1 log=$2 pid rc_s rc_c
+	shift 2
+	ip link set lo up
+	timeout 180 "$@" >"$log.server" 2>&1 &
+	pid=$!
+	if wait_for 20 listening "$port"; then
+		timeout 180 "$@" 127.0.0.1 >"$log.client" 2>&1
+		rc_c=$?
+	else
+		echo "$1: server not listening" >"$log.client"
+		kill "$pid"
+		rc_c=1
+	fi
+	wait "$pid"
+	rc_s=$?
+	sed "s/^/$1 server: /" "$log.server"
+	sed "s/^/$1 client: /" "$log.client"
+	echo "$*: server exit $rc_s, client exit $rc_c"
+	[ "$rc_s" = 0 ] && [ "$rc_c" = 0 ]
+}
+
+# pingpong PROG [ARG...]: an rdma-core example with the data checked (-c)
+# and the extra ARGs (-e: sleep on completion events).
+pingpong() {
+	local log rc
+	log=$(mktemp) || return 1
+	client_server 18515 "$log" "$1" -d softhca0 -g 1 -c -n 200 "${@:2}"
+	rc=$?
+	grep -h "iters in\|bytes in" "$log.server" "$log.client" |
+		sed "s/^/$1 ${*:2}: /" | provider_log pingpong
+	rm -f "$log" "$log.server" "$log.client"
+	return $rc
+}
+
+# perftest TOOL ARG...: one perftest tool on softhca0 (GID index 1, the
+# IPv4 one), its figures' line next to the results.
+perftest() {
+	local log rc
+	log=$(mktemp) || return 1
+	client_server 18516 "$log" "$1" -d softhca0 -x 1 -p 18516 "${@:2}"
+	rc=$?
+	# The client's figures: the line after the column headings.
+	awk -v t="$*" 'h && NF { print t ": " $0; exit } /#bytes/ { h = 1 }' \
+		"$log.client" | provider_log perftest
+	rm -f "$log" "$log.server" "$log.client"
+	return $rc
+}
+
+# write_bw_client [WRAPPER...]: an ib_write_bw client making 10,000
+# 64-byte WRITEs, run by WRAPPER, against a server started here; prints
+# the client's pid.
+write_bw_client() {
+	local pid
+	ip link set lo up
+	timeout 180 ib_write_bw -d softhca0 -x 1 -p 18517 -n 10000 -s 64 \
+		>/dev/null 2>&1 &
+	wait_for 20 listening 18517 || return 1
+	"$@" ib_write_bw -d softhca0 -x 1 -p 18517 -n 10000 -s 64 \
+		127.0.0.1 >/dev/null 2>&1 &
+	pid=$!
+	echo "$pid"
+	wait "$pid" && wait
+}
+
+# The syscall-free fast path: the system calls of an ib_write_bw client
+# making 10,000 WRITEs, counted by the kernel (a syscall tracepoint
+# histogram, which costs the process nothing) and by strace -c -f (which
+# stops it at every call, so that the engine goes idle between posts, and
+# each post rings).  The provider's only fast-path system call is the
+# doorbell, an ioctl; perftest's own clock reads are system calls too in
+# a guest whose clocksource has no vDSO path.  Passes when the kernel
+# counts fewer ioctls than a tenth of the work requests.
+syscall_ratio() {
+	local trace=/sys/kernel/tracing ev log pid calls ioctls scalls
+	ev=$trace/events/raw_syscalls/sys_enter
+	[ -d "$trace/events" ] || mount -t tracefs nodev "$trace" || return 1
+	echo 'hist:keys=common_pid,id' >"$ev/trigger" || return 1
+	pid=$(write_bw_client)
+	# Lines: { common_pid: PID, id: NR } hitcount: N
+	awk -v p="$pid," '$3 == p' "$ev/hist" | sort -n -k 8 | tail -n 3 |
+		sed 's/^/busiest system calls: /'
+	calls=$(awk -v p="$pid," '$3 == p { n += $8 } END { print n + 0 }' \
+		"$ev/hist")
+	ioctls=$(awk -v p="$pid," '$3 == p && $5 == 16 { n += $8 }
+		END { print n + 0 }' "$ev/hist")
+	echo '!hist:keys=common_pid,id' >"$ev/trigger"
+	log=$(mktemp) || return 1
+	write_bw_client timeout 300 strace -c -f -o "$log" >/dev/null
+	scalls=$(awk '$NF == "total" { print $(NF - 2) }' "$log")
+	sed 's/^/strace: /' "$log"
+	rm -f "$log"
+	{
+		echo "ib_write_bw -n 10000 -s 64 client, kernel count:" \
+			"${ioctls:-?} ioctls (doorbells)," \
+			"$(awk -v c="${ioctls:-0}" 'BEGIN { printf "%.4f", c / 10000 }') per WR;" \
+			"${calls:-?} system calls in all"
+		echo "ib_write_bw -n 10000 -s 64 client, strace -c -f:" \
+			"${scalls:-?} system calls," \
+			"$(awk -v c="${scalls:-0}" 'BEGIN { printf "%.3f", c / 10000 }') per WR"
+	} | tee /dev/stderr | provider_log syscalls
+	[ -n "$ioctls" ] && [ "$ioctls" -lt 1000 ]
+}
+
+# The device's resource counts (pd, cq, qp, ...), for leak checks.
+resources() {
+	rdma resource show softhca0 | sed 's/^[0-9]*: //'
+}
+
+# hostile-abi refuses every malformed command and leaks nothing.
+hostile_abi() {
+	local before
+	before=$(resources)
+	"$guest_tests/hostile-abi" softhca0 &&
+		[ "$(resources)" = "$before" ]
+}
+
+# hostile-ring breaks only its own objects: another process's pingpong,
+# running meanwhile, passes with its data checked; nothing leaks.
+hostile_ring() {
+	local before log rc_h rc_p pid
+	before=$(resources)
+	log=$(mktemp) || return 1
+	client_server 18515 "$log" ibv_rc_pingpong -d softhca0 -g 1 -c \
+		-n 50000 >/dev/null &
+	pid=$!
+	sleep 2
+	"$guest_tests/hostile-ring" softhca0 1
+	rc_h=$?
+	wait "$pid"
+	rc_p=$?
+	grep -h "iters in" "$log.client" | sed 's/^/bystander: /'
+	rm -f "$log" "$log.server" "$log.client"
+	echo "hostile-ring exit $rc_h, bystander pingpong exit $rc_p"
+	[ "$rc_h" = 0 ] && [ "$rc_p" = 0 ] && [ "$(resources)" = "$before" ]
+}
+
+# rdma-core's own test suite (python3-pyverbs): no failure and no error.
+# Tests of what softhca does not offer skip themselves.
+pyverbs() {
+	local dir log summary rc
+	dir=$(mktemp -d) && log=$dir/log || return 1
+	cp -r /usr/share/doc/rdma-core/tests "$dir/" &&
+		find "$dir/tests" -name '*.gz' -exec gunzip {} + || return 1
+	(cd "$dir" && timeout 900 /usr/bin/python3 tests/run_tests.py --dev softhca0 \
+		--gid 1 -v) >"$log" 2>&1
+	grep -E '^(ERROR|FAIL):' "$log"
+	# unittest's verdict: "OK (skipped=N)" or "FAILED (failures=N, ...)".
+	summary="$(grep -E '^Ran [0-9]+ tests' "$log"): $(grep -E '^(OK|FAILED)' "$log")"
+	echo "pyverbs: $summary"
+	echo "$summary" | provider_log pyverbs
+	grep -q '^OK' "$log"
+	rc=$?
+	rm -rf "$dir"
+	return $rc
+}
+
+provider_tests() {
+	local t
+	for t in rc uc ud srq; do
+		check "integ/$t-pingpong" pingpong "ibv_${t}_pingpong"
+		check "integ/$t-pingpong-events" pingpong "ibv_${t}_pingpong" -e
+	done
+	for t in "ib_send_bw -s 64" "ib_send_bw -s 65536" \
+		"ib_send_bw -q 2 -s 4096" "ib_write_bw -s 64" \
+		"ib_write_bw -s 65536" "ib_write_bw -q 4 -s 4096" \
+		"ib_read_bw -s 64" "ib_read_bw -s 65536" \
+		"ib_read_bw -q 4 -s 4096" "ib_atomic_bw" \
+		"ib_atomic_bw -A CMP_AND_SWAP"; do
+		# shellcheck disable=SC2086
+		check "integ/perftest-${t// /}" perftest $t -n 1000
+	done
+	for t in "ib_send_lat -s 2" "ib_send_lat -s 4096" \
+		"ib_write_lat -s 2" "ib_write_lat -s 4096" \
+		"ib_read_lat -s 2" "ib_atomic_lat"; do
+		# shellcheck disable=SC2086
+		check "integ/perftest-${t// /}" perftest $t -n 200
+	done
+	check integ/syscalls-per-wr syscall_ratio
+	check integ/hostile-abi hostile_abi
+	check integ/hostile-ring hostile_ring
+	check integ/pyverbs-suite pyverbs
+}
