@@ -155,6 +155,36 @@ int softhca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 }
 
 /*
+ * Drops the CQEs of QP @qpn not polled yet, as a QP reset does: the QP
+ * starts over, and completions of its past must not be taken for its new
+ * work.  The entries between the consumer and producer indices belong to
+ * the consumer until it releases them, so the kept ones are moved up to
+ * the newest end, in order, and the consumer index skips the dropped.
+ */
+void softhca_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
+{
+	struct softhca_cq *cq = to_scq(ibcq);
+	struct softhca_ring *ring = &cq->ring;
+	uint32_t prod, i, dropped = 0;
+	struct softhca_cqe *cqe;
+
+	pthread_spin_lock(&cq->lock);
+	prod = __atomic_load_n(&ring->ctrl->producer, __ATOMIC_ACQUIRE);
+	if (prod - ring->index > ring->num)
+		prod = ring->index;
+	for (i = prod; i-- != ring->index;) {
+		cqe = ring_entry(ring, i);
+		if (cqe->qp_num == qpn)
+			dropped++;
+		else if (dropped)
+			memcpy(ring_entry(ring, i + dropped), cqe, sizeof(*cqe));
+	}
+	ring->index += dropped;
+	__atomic_store_n(&ring->ctrl->consumer, ring->index, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&cq->lock);
+}
+
+/*
  * Arms the CQ where the kernel looks when it adds a CQE.  The caller polls
  * again before it sleeps, as the verbs have it: a CQE added before the arm
  * is found by that poll.

@@ -217,7 +217,9 @@ struct verbs_context_ops {
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr,	/* 68 */
 				 size_t length, uint64_t hca_va, int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);	/* 69 */
-	rcp_op_slot reserved_70[1];			/* rereg_mr */
+	int (*rereg_mr)(struct verbs_mr *vmr, int flags,	/* 70 */
+			struct ibv_pd *pd, void *addr, size_t length,
+			int access);
 	int (*resize_cq)(struct ibv_cq *cq, int cqe);		/* 71 */
 	rcp_op_slot reserved_72_75[4];			/* set_ece .. unimport_pd */
 };
@@ -254,6 +256,7 @@ RCP_CMD(create_cq, ib_uverbs_create_cq);
 RCP_CMD(create_qp, ib_uverbs_create_qp);
 RCP_CMD(modify_qp, ib_uverbs_modify_qp);
 RCP_CMD(query_qp, ib_uverbs_query_qp);
+RCP_CMD(rereg_mr, ib_uverbs_rereg_mr);
 RCP_CMD(resize_cq, ib_uverbs_resize_cq);
 RCP_CMD(create_srq, ib_uverbs_create_srq);
 RCP_CMD(modify_srq, ib_uverbs_modify_srq);
@@ -297,6 +300,11 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   uint64_t hca_va, int access, struct verbs_mr *vmr,
 		   struct rcp_reg_mr_cmd *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
+		     size_t length, uint64_t hca_va, int access,
+		     struct ibv_pd *pd, struct rcp_rereg_mr_cmd *cmd,
+		     size_t cmd_size, struct ib_uverbs_rereg_mr_resp *resp,
+		     size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_comp_channel *channel, int comp_vector,
@@ -471,6 +479,7 @@ RCP_ASSERT_OFF(verbs_context_ops, query_qp, 61 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, query_srq, 64 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, reg_mr, 68 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, req_notify_cq, 69 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, rereg_mr, 70 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, resize_cq, 71 * 8);
 
 RCP_ASSERT_OFF(verbs_mr, mr_type, 48);
@@ -490,6 +499,7 @@ RCP_ASSERT_SIZE(rcp_create_cq_cmd, 40);
 RCP_ASSERT_SIZE(rcp_create_qp_cmd, 64);
 RCP_ASSERT_SIZE(rcp_modify_qp_cmd, 120);
 RCP_ASSERT_SIZE(rcp_query_qp_cmd, 24);
+RCP_ASSERT_SIZE(rcp_rereg_mr_cmd, 56);
 RCP_ASSERT_SIZE(rcp_resize_cq_cmd, 24);
 RCP_ASSERT_SIZE(rcp_create_srq_cmd, 40);
 RCP_ASSERT_SIZE(rcp_modify_srq_cmd, 24);

@@ -96,6 +96,7 @@ static const struct verbs_context_ops softhca_ctx_ops = {
 	.query_srq = softhca_query_srq,
 	.reg_mr = softhca_reg_mr,
 	.req_notify_cq = softhca_req_notify_cq,
+	.rereg_mr = softhca_rereg_mr,
 	.resize_cq = softhca_resize_cq,
 };
 

@@ -103,12 +103,15 @@ int softhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 int softhca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad_wr);
 int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+void softhca_cq_clean(struct ibv_cq *ibcq, uint32_t qpn);
 
 /* verbs.c */
 struct ibv_pd *softhca_alloc_pd(struct ibv_context *ibctx);
 int softhca_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *softhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			      uint64_t hca_va, int access);
+int softhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		     void *addr, size_t length, int access);
 int softhca_dereg_mr(struct verbs_mr *vmr);
 struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
 				 struct ibv_comp_channel *channel,

@@ -108,6 +108,18 @@ struct ibv_mr *softhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+/* The kernel answers with a new MR in the old one's place, and new keys. */
+int softhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		     void *addr, size_t length, int access)
+{
+	struct rcp_rereg_mr_cmd cmd = {};
+	struct ib_uverbs_rereg_mr_resp resp = {};
+
+	return ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+				access, pd, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+}
+
 int softhca_dereg_mr(struct verbs_mr *vmr)
 {
 	int err = ibv_cmd_dereg_mr(vmr);
@@ -281,9 +293,17 @@ err_free:
 	return NULL;
 }
 
-/* RESET empties both rings: the kernel zeroed their indices. */
+/*
+ * RESET empties both rings (the kernel zeroed their indices) and, as on
+ * other HCAs, the CQs of the QP's completions not polled yet.
+ */
 static void softhca_qp_reset(struct softhca_qp *qp)
 {
+	struct ibv_qp *ibqp = &qp->vqp.qp;
+
+	softhca_cq_clean(ibqp->send_cq, ibqp->qp_num);
+	if (ibqp->recv_cq != ibqp->send_cq)
+		softhca_cq_clean(ibqp->recv_cq, ibqp->qp_num);
 	pthread_spin_lock(&qp->sq_lock);
 	qp->sq.index = 0;
 	pthread_spin_unlock(&qp->sq_lock);

@@ -20,6 +20,7 @@
 #include "cmdq.h"
 #include "cq.h"
 #include "dev.h"
+#include "engine.h"
 #include "qp.h"
 #include "verbs.h"
 
@@ -93,6 +94,9 @@ int shca_cq_push(struct shca_cq *cq, const struct softhca_cqe *cqe,
 	spin_lock_irqsave(&cq->prod_lock, flags);
 	if (unlikely(cq->overflow || !shca_queue_room(q))) {
 		if (!cq->overflow) {
+			ibdev_dbg_ratelimited(cq->ibcq.device,
+					      "CQ of %u entries overflows\n",
+					      q->num);
 			cq->overflow = true;
 			shca_event_raise(&cq->events, IB_EVENT_CQ_ERR);
 		}
@@ -298,6 +302,12 @@ int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	ret = shca_cq_udata_check(ibcq->device, udata, "resize_cq");
 	if (ret)
 		return ret;
+	/*
+	 * A CQ is not made smaller than the completions it holds: those of
+	 * every WR posted before the resize count, as on a hardware HCA,
+	 * where they would be there already.
+	 */
+	shca_engine_flush();
 	ret = shca_cq_exec(cq, shca_cq_resize_cmd, &cqe, udata);
 	if (ret || !udata)
 		return ret;

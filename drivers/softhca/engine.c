@@ -473,6 +473,21 @@ void shca_engine_qp_init(struct shca_qp *qp, bool user)
 	qp->req.timer.function = shca_req_timer;
 }
 
+/**
+ * shca_engine_flush() - let the engines finish what they were given
+ *
+ * Every run queued before the call has ended on return: the completions
+ * of WQEs posted and rung before it are in their CQs (but for WQEs
+ * waiting on a retry timer).
+ *
+ * Context: process context; sleeps.
+ */
+void shca_engine_flush(void)
+{
+	flush_workqueue(shca_engine_wq);
+	flush_workqueue(shca_engine_user_wq);
+}
+
 /* Context: any, hard-irq included. */
 void shca_engine_kick(struct shca_qp *qp)
 {

@@ -250,6 +250,48 @@ err_free_mr:
 	return ERR_PTR(ret);
 }
 
+/*
+ * rereg_mr, in place: the keys stay, as consumers that handed them out
+ * expect.  A new PD and new access flags are taken under the MR's lock,
+ * where every check reads them; a new translation is not offered (the
+ * data path relies on a user MR's pages being fixed for its life), nor
+ * write access to pages pinned read-only.
+ */
+struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 virt_addr, int access,
+				 struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct shca_mr *mr = to_shca_mr(ibmr);
+	unsigned long irqflags;
+	int ret;
+
+	if (mr->kind != SHCA_MR_USER || flags & IB_MR_REREG_TRANS) {
+		ibdev_dbg(ibmr->device, "rereg_mr: flags %#x not offered\n",
+			  flags);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	ret = shca_udata_no_request(ibmr->device, udata, "rereg_mr");
+	if (ret)
+		return ERR_PTR(ret);
+	if (flags & IB_MR_REREG_ACCESS) {
+		ret = shca_mr_access_check(ibmr->device, access, "rereg_mr");
+		if (ret)
+			return ERR_PTR(ret);
+		if (ib_access_writable(access) && !mr->user.umem->writable) {
+			ibdev_dbg(ibmr->device,
+				  "rereg_mr: write access to read-only pages\n");
+			return ERR_PTR(-EOPNOTSUPP);
+		}
+	}
+	spin_lock_irqsave(&mr->lock, irqflags);
+	if (flags & IB_MR_REREG_PD)
+		mr->pd = pd;
+	if (flags & IB_MR_REREG_ACCESS)
+		mr->access = access & SHCA_MR_ACCESS;
+	spin_unlock_irqrestore(&mr->lock, irqflags);
+	return NULL;
+}
+
 struct ib_mr *shca_alloc_mr(struct ib_pd *pd, enum ib_mr_type mr_type,
 			    u32 max_num_sg)
 {

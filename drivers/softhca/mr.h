@@ -120,6 +120,9 @@ struct ib_mr *shca_get_dma_mr(struct ib_pd *pd, int access);
 struct ib_mr *shca_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 			       u64 virt_addr, int access,
 			       struct ib_udata *udata);
+struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 virt_addr, int access,
+				 struct ib_pd *pd, struct ib_udata *udata);
 struct ib_mr *shca_alloc_mr(struct ib_pd *pd, enum ib_mr_type mr_type,
 			    u32 max_num_sg);
 int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,

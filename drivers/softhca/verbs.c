@@ -105,6 +105,7 @@ const struct ib_device_ops shca_dev_ops = {
 	.query_qp = shca_query_qp,
 	.query_srq = shca_query_srq,
 	.reg_user_mr = shca_reg_user_mr,
+	.rereg_user_mr = shca_rereg_user_mr,
 	.req_notify_cq = shca_req_notify_cq,
 	.resize_cq = shca_resize_cq,
 

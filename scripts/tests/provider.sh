@@ -96,7 +96,8 @@ write_bw_client() {
 # each post rings).  The provider's only fast-path system call is the
 # doorbell, an ioctl; perftest's own clock reads are system calls too in
 # a guest whose clocksource has no vDSO path.  Passes when the kernel
-# counts fewer ioctls than a tenth of the work requests.
+# counts fewer ioctls than a quarter of the work requests (a few dozen on
+# a quiet guest; a few hundred with other guests taking the host's CPUs).
 syscall_ratio() {
 	local trace=/sys/kernel/tracing ev log pid calls ioctls scalls
 	ev=$trace/events/raw_syscalls/sys_enter
@@ -125,7 +126,7 @@ syscall_ratio() {
 			"${scalls:-?} system calls," \
 			"$(awk -v c="${scalls:-0}" 'BEGIN { printf "%.3f", c / 10000 }') per WR"
 	} | tee /dev/stderr | provider_log syscalls
-	[ -n "$ioctls" ] && [ "$ioctls" -lt 1000 ]
+	[ -n "$ioctls" ] && [ "$ioctls" -lt 2500 ]
 }
 
 # The device's resource counts (pd, cq, qp, ...), for leak checks.

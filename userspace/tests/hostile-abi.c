@@ -286,6 +286,26 @@ static void ah_mr_cases(struct ibv_pd *pd)
 	/* Bits 10..19: no flag, and not in the optional range either. */
 	expect("reg_mr: unknown access flag",
 	       ibv_reg_mr(pd, buf, 4096, 1 << 12) ? 0 : errno, EINVAL);
+	{
+		struct ibv_mr *ro = ibv_reg_mr(pd, buf, 4096, 0);
+
+		expect("reg_mr: read-only", ro ? 0 : errno, 0);
+		if (ro) {
+			expect("rereg_mr: a new translation (not offered)",
+			       ibv_rereg_mr(ro, IBV_REREG_MR_CHANGE_TRANSLATION,
+					    NULL, buf, 4096, 0) ? errno : 0,
+			       EOPNOTSUPP);
+			expect("rereg_mr: write access to read-only pages",
+			       ibv_rereg_mr(ro, IBV_REREG_MR_CHANGE_ACCESS, NULL,
+					    NULL, 0, IBV_ACCESS_LOCAL_WRITE) ?
+			       errno : 0, EOPNOTSUPP);
+			expect("rereg_mr: remote read access",
+			       ibv_rereg_mr(ro, IBV_REREG_MR_CHANGE_ACCESS, NULL,
+					    NULL, 0, IBV_ACCESS_REMOTE_READ) ?
+			       errno : 0, 0);
+			expect("dereg_mr after it", ibv_dereg_mr(ro), 0);
+		}
+	}
 	expect("reg_mr: unmapped memory",
 	       ibv_reg_mr(pd, (void *)4096, 4096, IBV_ACCESS_LOCAL_WRITE) ?
 	       0 : errno, EFAULT);
