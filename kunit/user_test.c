@@ -198,8 +198,12 @@ static void shca_user_mr_refused_body(struct kunit *test, struct ib_pd *pd)
 	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_reg_user(pd, 0, PAGE_SIZE, U64_MAX,
 						    IB_ACCESS_LOCAL_WRITE)),
 			-EINVAL);
+	/* Defined but not offered, and not defined at all. */
 	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_reg_user(pd, 0, PAGE_SIZE, 0,
 						    IB_ACCESS_ON_DEMAND)),
+			-EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_reg_user(pd, 0, PAGE_SIZE, 0,
+						    BIT(12))),
 			-EINVAL);
 	/* The hole after the pages: nothing there to pin. */
 	mr = shca_reg_user(pd, SHCA_USER_PAGES * PAGE_SIZE, PAGE_SIZE, 0,
