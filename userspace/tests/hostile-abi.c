@@ -20,19 +20,18 @@
 #include <rdma/softhca-abi.h>
 
 #include "rdma-core-private.h"
-
-static int cases, failed;
+#include "tap.h"
 
 /* One case: the call returned @err (0 or a positive errno value). */
 static void expect(const char *what, int err, int want)
 {
-	int ok = want ? err == want : err == 0;
+	char detail[128];
 
-	cases++;
-	failed += !ok;
-	printf("%sok %d - %s: %s%s%s\n", ok ? "" : "not ", cases, what,
-	       err ? strerror(err) : "accepted", ok ? "" : ", expected ",
-	       ok ? "" : (want ? strerror(want) : "accepted"));
+	snprintf(detail, sizeof(detail), "%s%s%s",
+		 err ? strerror(err) : "accepted",
+		 err == want ? "" : ", expected ",
+		 err == want ? "" : (want ? strerror(want) : "accepted"));
+	tap(err == want, what, detail);
 }
 
 /* A command buffer followed by driver request data the kernel must see. */
@@ -383,25 +382,17 @@ static void still_works(struct ibv_pd *pd, struct ibv_cq *cq)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list, *dev = NULL;
+	struct ibv_device **list;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
-	int i, n;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
 		return 2;
 	}
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			dev = list[i];
-	if (!dev) {
-		fprintf(stderr, "%s: no device %s\n", argv[0], argv[1]);
-		return 2;
-	}
-	ctx = ibv_open_device(dev);
+	list = ibv_get_device_list(NULL);
+	ctx = tap_open(list, argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	cq = pd ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
 	if (!cq) {
@@ -415,14 +406,12 @@ int main(int argc, char **argv)
 	srq_cases(pd);
 	ah_mr_cases(pd);
 	mmap_cases(ctx);
-	ucontext_case(dev);
+	ucontext_case(ctx->device);
 	still_works(pd, cq);
 
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
-	printf("1..%d\n# %d passed, %d failed\n", cases, cases - failed,
-	       failed);
-	return failed ? 1 : 0;
+	return tap_done();
 }
