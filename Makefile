@@ -20,7 +20,8 @@ KREL := $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' \
 BUILD := $(CURDIR)/build/$(KREL)
 SOURCES := Kbuild drivers include kunit
 
-.PHONY: all modules userspace install uninstall check demo lint clean print-kdir
+.PHONY: all modules userspace install uninstall check demo bench lint clean \
+	print-kdir
 
 all: modules userspace
 
@@ -45,6 +46,11 @@ check:
 
 demo:
 	scripts/demo.sh
+
+# softhca and rdma_rxe side by side; REPS repetitions (median reported).
+REPS ?= 3
+bench:
+	scripts/bench.sh --reps $(REPS)
 
 lint:
 	scripts/lint.sh

@@ -52,6 +52,7 @@ static const char * const ibloop_op_names[] = {
 	[IBLOOP_OP_WRITE] = "write",
 	[IBLOOP_OP_READ] = "read",
 	[IBLOOP_OP_WRITE_IMM] = "write_imm",
+	[IBLOOP_OP_MEMCPY] = "memcpy",
 };
 
 static const char * const ibloop_mode_names[] = {
@@ -136,7 +137,10 @@ static int ibloop_parse_pair(struct ibloop_cfg *cfg, const char *key,
 	return -EINVAL;
 }
 
-/* A line of whitespace-separated key=value pairs; dev= is required. */
+/*
+ * A line of whitespace-separated key=value pairs; dev= is required, but
+ * for op=memcpy, which uses no device.
+ */
 static int ibloop_parse(char *line, struct ibloop_cfg *cfg)
 {
 	char *key, *val;
@@ -154,7 +158,8 @@ static int ibloop_parse(char *line, struct ibloop_cfg *cfg)
 		if (ret)
 			return ret;
 	}
-	if (!cfg->dev[0] || (u64)cfg->depth * cfg->size > IBLOOP_WINDOW_MAX)
+	if ((!cfg->dev[0] && cfg->op != IBLOOP_OP_MEMCPY) ||
+	    (u64)cfg->depth * cfg->size > IBLOOP_WINDOW_MAX)
 		return -EINVAL;
 	return 0;
 }
@@ -202,7 +207,10 @@ static ssize_t ibloop_write(struct file *file, const char __user *ubuf,
 		return ret;
 	if (mutex_lock_interruptible(&ibloop_run_lock))
 		return -EINTR;
-	ret = ibloop_run(&cfg, &res);
+	if (cfg.op == IBLOOP_OP_MEMCPY)
+		ret = ibloop_memcpy(&cfg, &res);
+	else
+		ret = ibloop_run(&cfg, &res);
 	ibloop_format(&cfg, &res);
 	mutex_unlock(&ibloop_run_lock);
 	return ret ?: len;

@@ -14,6 +14,7 @@ enum ibloop_op {
 	IBLOOP_OP_WRITE,
 	IBLOOP_OP_READ,
 	IBLOOP_OP_WRITE_IMM,
+	IBLOOP_OP_MEMCPY,	/* no device: memcpy, the limit of a WRITE */
 };
 
 enum ibloop_mode {
@@ -78,5 +79,6 @@ struct ibloop_result {
 };
 
 int ibloop_run(const struct ibloop_cfg *cfg, struct ibloop_result *res);
+int ibloop_memcpy(const struct ibloop_cfg *cfg, struct ibloop_result *res);
 
 #endif

@@ -14,7 +14,7 @@
 
 static int tap_checks, tap_failed;
 
-static void tap(int ok, const char *what, const char *detail)
+static inline void tap(int ok, const char *what, const char *detail)
 {
 	tap_checks++;
 	tap_failed += !ok;
@@ -23,7 +23,7 @@ static void tap(int ok, const char *what, const char *detail)
 }
 
 /* The plan and the summary; the exit status of the program. */
-static int tap_done(void)
+static inline int tap_done(void)
 {
 	printf("1..%d\n# %d passed, %d failed\n", tap_checks,
 	       tap_checks - tap_failed, tap_failed);
@@ -34,8 +34,8 @@ static int tap_done(void)
  * Opens device @name of @list (from ibv_get_device_list()), or says why
  * not on stderr.  Returns the context, or NULL.
  */
-static struct ibv_context *tap_open(struct ibv_device **list,
-				    const char *name)
+static inline struct ibv_context *tap_open(struct ibv_device **list,
+					   const char *name)
 {
 	struct ibv_context *ctx;
 	int i;
