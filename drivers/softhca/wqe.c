@@ -16,7 +16,8 @@
  * recurse.
  *
  * A user QP's provider writes its WQEs into the rings itself; what reaches
- * post_send and post_recv for it is only the doorbell.
+ * post_send and post_recv for it is only the doorbell, a system call,
+ * where the send queue's engine runs (shca_engine_doorbell_user()).
  */
 
 #include "cq.h"
@@ -261,11 +262,17 @@ static int shca_qp_user_doorbell(struct shca_qp *qp, bool send,
 	}
 	/*
 	 * The engine is as good as running: it looks at the ring in every
-	 * state it can reach from here.  The process posts on meanwhile
-	 * without ringing again while the engine's worker wakes up.
+	 * state it can reach from here.  Should it go on in a worker, the
+	 * process posts on meanwhile without ringing again.
 	 */
 	shca_queue_wake(send ? &qp->sq.queue : &qp->rq.queue);
-	shca_qp_doorbell(qp, send);
+	if (!send) {
+		shca_qp_doorbell(qp, false);
+		return 0;
+	}
+	/* As in shca_qp_doorbell(), but the state is read by the run. */
+	smp_mb();
+	shca_engine_doorbell_user(qp);
 	return 0;
 }
 
