@@ -3,21 +3,18 @@
  * The engine: executes send queue WQEs.
  *
  * Context.  Each QP has one work item on an engine workqueue, queued by
- * the doorbell (and by state changes and retry timers).  A run holds the
- * QP's engine_lock, so a QP's send queue has a single consumer and its
- * WQEs execute in order.  For a kernel QP the work item is the only
- * runner, and never contends for the lock.  A user QP's doorbell is a
- * system call in which the process waits: it runs the engine there
- * (shca_engine_doorbell_user()), as siw and rxe do.
+ * the doorbell (and by state changes and retry timers).  A work item
+ * never runs on two CPUs at once, so a QP's send queue has a single
+ * consumer and its WQEs execute in order, with no lock.
  *
  * A kernel QP's workqueue is per-CPU: the work runs on the CPU that rang
  * the doorbell, where the WQEs (and, usually, the payload) are in cache,
  * and QPs posted from different CPUs execute in parallel.  A user QP's is
- * unbound: it takes what a doorbell's run left, while the process goes on
- * posting, and the engine running beside it, on another CPU, takes those
- * WQEs in the same run, with no doorbell system call (the doorbell
- * protocol of softhca-abi.h); on the poster's CPU it would preempt the
- * process and leave the send queue empty, and idle, each time.
+ * unbound: its poster is a process that goes on posting, and the engine
+ * running beside it, on another CPU, takes those WQEs in the same run,
+ * with no doorbell system call (the doorbell protocol of softhca-abi.h);
+ * on the poster's CPU it would preempt the process at every doorbell and
+ * leave the send queue empty, and idle, each time.
  *
  * WQ_CPU_INTENSIVE, because a run copies payload for as long as its
  * budget allows and must not hold up other work of the pool; WQ_HIGHPRI,
@@ -414,7 +411,7 @@ static enum shca_step shca_req_one(struct shca_qp *qp, u32 *bytes)
  * Runs the send queue for one batch.  Return: true when the work should
  * run again (more WQEs, or a state change to act on).
  */
-static bool shca_req_run(struct shca_qp *qp, bool linger)
+static bool shca_req_run(struct shca_qp *qp)
 {
 	u32 budget = SHCA_ENGINE_BUDGET, bytes;
 	struct shca_queue *q = &qp->sq.queue;
@@ -430,13 +427,8 @@ static bool shca_req_run(struct shca_qp *qp, bool linger)
 			shca_qp_fatal(qp);
 			return true;
 		}
-		if (!shca_queue_pending(q)) {
-			/* The worker looks again, before it goes idle. */
-			if (linger)
-				return true;
-			if (!shca_queue_sleep(q))
-				return false;
-		}
+		if (!shca_queue_pending(q) && !shca_queue_sleep(q))
+			return false;
 		bytes = 0;
 		switch (shca_req_one(qp, &bytes)) {
 		case SHCA_STEP_WAIT:
@@ -453,36 +445,31 @@ static bool shca_req_run(struct shca_qp *qp, bool linger)
 	return true;
 }
 
-/* One run: a batch of the send queue, or of a flush. */
-static bool shca_engine_run(struct shca_qp *qp, bool linger)
-{
-	lockdep_assert_held(&qp->engine_lock);
-	switch (READ_ONCE(qp->state)) {
-	case IB_QPS_RTS:
-		return shca_req_run(qp, linger);
-	case IB_QPS_SQE:
-		return shca_qp_flush(qp, false);
-	case IB_QPS_ERR:
-		return shca_qp_flush(qp, true);
-	default:
-		return false;
-	}
-}
-
 static void shca_qp_work(struct work_struct *work)
 {
 	struct shca_qp *qp = container_of(work, struct shca_qp, work);
+	bool more;
 
-	mutex_lock(&qp->engine_lock);
-	if (shca_engine_run(qp, false))
+	switch (READ_ONCE(qp->state)) {
+	case IB_QPS_RTS:
+		more = shca_req_run(qp);
+		break;
+	case IB_QPS_SQE:
+		more = shca_qp_flush(qp, false);
+		break;
+	case IB_QPS_ERR:
+		more = shca_qp_flush(qp, true);
+		break;
+	default:
+		return;
+	}
+	if (more)
 		queue_work(qp->engine_wq, work);
-	mutex_unlock(&qp->engine_lock);
 }
 
 void shca_engine_qp_init(struct shca_qp *qp, bool user)
 {
 	qp->engine_wq = user ? shca_engine_user_wq : shca_engine_wq;
-	mutex_init(&qp->engine_lock);
 	INIT_WORK(&qp->work, shca_qp_work);
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	qp->req.timer.function = shca_req_timer;
@@ -510,45 +497,6 @@ void shca_engine_kick(struct shca_qp *qp)
 }
 
 /**
- * shca_engine_doorbell_user() - a user QP's send doorbell: run it here
- * @qp: the QP, in RTS when its poster looked
- *
- * The process rang because the engine was idle, and waits in the system
- * call: one run executes here, in the time it gives, instead of waking a
- * worker that would have to preempt it (or its peer) for a CPU.  What
- * the run leaves goes to the worker, so the call takes bounded time.  No
- * completion handler runs here: the CQ defers its notification, as ever.
- *
- * A poster that rings again sooner after a run than half the run took is
- * streaming: a system call per WR would cost it more than the work.  That
- * run leaves the queue awake and hands it to the worker, which takes what
- * the process posts meanwhile with no doorbell, until it finds the queue
- * empty.  A poster that waits between WRs (for an answer, say) has every
- * WR executed at once, here.
- *
- * Context: process context (ib_uverbs' post_send); sleeps.
- */
-void shca_engine_doorbell_user(struct shca_qp *qp)
-{
-	struct shca_req *req = &qp->req;
-	bool streaming;
-	u64 start;
-
-	/* A run in progress will look at the ring before it goes idle. */
-	if (!mutex_trylock(&qp->engine_lock)) {
-		shca_engine_kick(qp);
-		return;
-	}
-	start = local_clock();
-	streaming = start - req->run_end < req->run_ns / 2;
-	if (shca_engine_run(qp, streaming))
-		shca_engine_kick(qp);
-	req->run_end = local_clock();
-	req->run_ns = req->run_end - start;
-	mutex_unlock(&qp->engine_lock);
-}
-
-/**
  * shca_engine_qp_stop() - stop a QP's engine for good
  * @qp: the QP, in RESET: a run of its work does nothing, and arms no timer
  *
@@ -556,9 +504,6 @@ void shca_engine_doorbell_user(struct shca_qp *qp)
  */
 void shca_engine_qp_stop(struct shca_qp *qp)
 {
-	/* Waits for a doorbell's run, which may queue the work. */
-	mutex_lock(&qp->engine_lock);
-	mutex_unlock(&qp->engine_lock);
 	cancel_work_sync(&qp->work);
 	/* A run before RESET may have armed it, and it may queue the work. */
 	hrtimer_cancel(&qp->req.timer);

@@ -9,7 +9,6 @@
 
 #include <linux/hrtimer.h>
 #include <linux/kref.h>
-#include <linux/mutex.h>
 #include <rdma/ib_verbs.h>
 
 #include "ah.h"
@@ -28,7 +27,7 @@ struct shca_qp_queue {
 /*
  * The requester's state for the WQE at the head of the send queue: what
  * is left of its retries, and whether the engine waits for the timer.
- * Owned by the QP's engine (under engine_lock).
+ * Owned by the QP's engine work.
  */
 struct shca_req {
 	struct hrtimer timer;		/* RNR and ACK timeouts */
@@ -36,9 +35,6 @@ struct shca_req {
 	bool started;			/* the counters are the head WQE's */
 	u8 rnr_left;			/* 7: retry for ever */
 	u8 retry_left;
-	/* A user doorbell's last run: when it ended, how long it took. */
-	u64 run_end;
-	u64 run_ns;
 };
 
 struct shca_qp {
@@ -64,11 +60,7 @@ struct shca_qp {
 	u32 max_inline;
 	struct shca_qp_queue sq;
 	struct shca_qp_queue rq;		/* unused with an SRQ */
-	/*
-	 * The engine: runs the send queue, or flushes in SQE and ERR, from
-	 * the work item or a user doorbell, holding engine_lock.
-	 */
-	struct mutex engine_lock;
+	/* The engine: runs the send queue, or flushes in SQE and ERR. */
 	struct work_struct work;
 	struct workqueue_struct *engine_wq;
 	struct shca_req req;

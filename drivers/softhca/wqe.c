@@ -16,8 +16,7 @@
  * recurse.
  *
  * A user QP's provider writes its WQEs into the rings itself; what reaches
- * post_send and post_recv for it is only the doorbell, a system call,
- * where the send queue's engine runs (shca_engine_doorbell_user()).
+ * post_send and post_recv for it is only the doorbell.
  */
 
 #include "cq.h"
@@ -262,17 +261,11 @@ static int shca_qp_user_doorbell(struct shca_qp *qp, bool send,
 	}
 	/*
 	 * The engine is as good as running: it looks at the ring in every
-	 * state it can reach from here.  Should it go on in a worker, the
-	 * process posts on meanwhile without ringing again.
+	 * state it can reach from here.  The process posts on meanwhile
+	 * without ringing again while the engine's worker wakes up.
 	 */
 	shca_queue_wake(send ? &qp->sq.queue : &qp->rq.queue);
-	if (!send) {
-		shca_qp_doorbell(qp, false);
-		return 0;
-	}
-	/* As in shca_qp_doorbell(), but the state is read by the run. */
-	smp_mb();
-	shca_engine_doorbell_user(qp);
+	shca_qp_doorbell(qp, send);
 	return 0;
 }
 
