@@ -47,7 +47,8 @@ check:
 demo:
 	scripts/demo.sh
 
-# softhca and rdma_rxe side by side; REPS repetitions (median reported).
+# softhca beside rdma_rxe (Debian's kernel) and beside rdma_rxe and siw (the
+# debug kernel); REPS repetitions, the median reported.
 REPS ?= 3
 bench:
 	scripts/bench.sh --reps $(REPS)

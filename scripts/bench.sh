@@ -2,14 +2,21 @@
 # bench.sh [--reps N] [--smoke]
 #
 # `make bench`: softhca side by side with rdma_rxe in one boot of Debian's
-# kernel (scripts/tests/bench-guest.sh measures; see there), with kernel
-# memcpy as the limit of a loopback WRITE.  Prints a table, then one line
-# per figure:
+# kernel, then with rdma_rxe and siw in one boot of the debug kernel, the
+# only one here that has siw (its figures are labelled "lockdep kernel":
+# lockdep, KASAN and kmemleak weigh on every device there).
+# scripts/tests/bench-guest.sh measures; see there.  Kernel memcpy, in
+# the same boot, is the limit of a loopback WRITE.  Prints a table per
+# kernel, then one line per figure:
 #   BENCH <name> softhca=<v> rxe=<v> ratio=<softhca/rxe> unit=<u> [limit=<v>]
+# and for the debug kernel
+#   BENCH lockdep_<name> softhca=<v> rxe=<v> siw=<v> ratio=<softhca/rxe>
+#         ratio_siw=<softhca/siw> unit=<u> [limit=<v>]
 # Each value is the median of N repetitions (default 3).  --smoke: one
 # repetition with a tenth of the iterations, for `make check`; passes when
-# every figure came out for both devices.  Under TCG, absolute figures
-# mean little; the ratios are the result.
+# every figure came out for softhca and rdma_rxe (siw's failures are
+# reported, not counted).  Under TCG,
+# absolute figures mean little; the ratios are the result.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -24,41 +31,60 @@ while [ $# -gt 0 ]; do
 done
 
 "$top/scripts/setup.sh" || die "setup failed"
-kdir=$(make -s -C "$top" print-kdir)
-rel=$(kdir_release "$kdir")
-kernel=$("$top/scripts/kernel/debian-kernel.sh" "$rel") || die "no kernel $rel"
-make -s -C "$top" KDIR="$kdir" modules >/dev/null || die "module build failed"
 make -s -C "$top" userspace >/dev/null || die "provider build failed"
 
-share=$(run_dir "bench-$rel")
-start=$SECONDS
-SOFTHCA_SHARE=$share "$top/scripts/vm/run.sh" --timeout $((600 + reps * 1500)) \
-	--share "$share" \
-	--log "$share/console.log" "$kernel" -- \
-	"$top/scripts/tests/bench-guest.sh" "$top/build/$rel" \
-	"$top/build/userspace/libsofthca" "$reps" "$smoke" >/dev/null
-rc=$?
-say "bench ($rel): guest run took $((SECONDS - start)) s; logs in $share"
+# On the debug kernel, where starting a process takes seconds, a smoke
+# run takes these perftest figures only.
+brief="write_bw_65536_q1 send_lat_2 write_rate_8_q4"
+
+# leg KERNEL KDIR TYPES [ONLY]: one guest run of bench-guest.sh on the
+# kernel in KERNEL (built from KDIR) for the device TYPES, and the
+# perftest figures ONLY if given; sets $share and $rc.
+leg() {
+	local kernel=$1 kdir=$2 types=$3 only=${4:-} rel start
+	rel=$(kdir_release "$kdir")
+	make -s -C "$top" KDIR="$kdir" modules >/dev/null ||
+		die "module build for $rel failed"
+	share=$(run_dir "bench-$rel")
+	start=$SECONDS
+	SOFTHCA_SHARE=$share "$top/scripts/vm/run.sh" \
+		--timeout $((900 + reps * 2400)) --share "$share" \
+		--log "$share/console.log" "$kernel" -- \
+		"$top/scripts/tests/bench-guest.sh" "$top/build/$rel" \
+		"$top/build/userspace/libsofthca" "$reps" "$smoke" "$types" \
+		"$only" >/dev/null
+	rc=$?
+	say "bench ($rel): guest run took $((SECONDS - start)) s, exit $rc; logs in $share"
+}
 
 # The figures: name, unit, and the memcpy figure that limits it, if any.
+# "lockdep": the debug kernel's, without the scaling figures (and in a
+# smoke run, the $brief ones only).
 figures() {
 	local s q
-	for s in 64 4096 65536 1048576; do
-		for q in 1 4; do
-			echo "write_bw_${s}_q$q MiB/s memcpy_$s"
-			echo "read_bw_${s}_q$q MiB/s memcpy_$s"
+	{
+		for s in 64 4096 65536 1048576; do
+			for q in 1 4; do
+				echo "write_bw_${s}_q$q MiB/s memcpy_$s"
+				echo "read_bw_${s}_q$q MiB/s memcpy_$s"
+			done
 		done
-	done
-	for s in 2 4096; do
-		for q in typ p99; do
-			echo "send_lat_${s}_$q us"
-			echo "write_lat_${s}_$q us"
+		for s in 2 4096; do
+			for q in typ p99; do
+				echo "send_lat_${s}_$q us"
+				echo "write_lat_${s}_$q us"
+			done
 		done
-	done
-	echo "write_rate_8_q4 Mpps"
-	echo "send_rate_8_q4 Mpps"
+		echo "write_rate_8_q4 Mpps"
+		echo "send_rate_8_q4 Mpps"
+	} | if [ "${1:-}" = lockdep ] && [ -n "$smoke" ]; then
+		grep -E "^(${brief// /|})(_typ|_p99)? "
+	else
+		cat
+	fi
 	echo "kernel_ops_64 ops/s"
 	echo "kernel_rtt_64 us"
+	[ "${1:-}" = lockdep ] && return
 	for q in 1 100 1000 10000; do
 		echo "scale_create_us_$q us"
 		echo "scale_kib_$q KiB"
@@ -66,35 +92,89 @@ figures() {
 	done
 }
 
-# median DEV FIGURE: of the repetitions in bench.raw.
+# median RAW DEV FIGURE: of the repetitions in the file RAW.
 median() {
-	awk -v d="$1" -v f="$2" '$1 == d && $2 == f { print $3 }' \
-		"$share/bench.raw" 2>/dev/null | sort -g |
+	awk -v d="$2" -v f="$3" '$1 == d && $2 == f { print $3 }' "$1" \
+		2>/dev/null | sort -g |
 		awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
 }
 
-missing=0
-printf '%-22s %12s %12s %8s %12s  %s\n' figure softhca rxe ratio limit unit
-lines=()
-while read -r name unit limit_name; do
-	sh=$(median softhca0 "$name")
-	rx=$(median rxe0 "$name")
-	lim=
-	[ -z "${limit_name:-}" ] || lim=$(median memcpy "$limit_name")
-	ratio=$(awk -v a="$sh" -v b="$rx" \
-		'BEGIN { if (a != "" && b + 0 > 0) printf "%.2f", a / b }')
-	printf '%-22s %12s %12s %8s %12s  %s\n' "$name" "${sh:--}" "${rx:--}" \
-		"${ratio:--}" "${lim:--}" "$unit"
-	lines+=("BENCH $name softhca=${sh:-none} rxe=${rx:-none} ratio=${ratio:-none} unit=$unit${lim:+ limit=$lim}")
-	[ -n "$sh" ] && [ -n "$rx" ] || missing=$((missing + 1))
-done < <(figures)
-printf '%s\n' "${lines[@]}"
+# ratio A B: A / B, or nothing.
+ratio() {
+	awk -v a="$1" -v b="$2" \
+		'BEGIN { if (a != "" && b + 0 > 0) printf "%.2f", a / b }'
+}
 
+missing=0
+siw_missing=
+lines=()
+
+# table RAW [lockdep]: the medians of a leg, as a table on stdout; the
+# BENCH lines go to $lines.
+table() {
+	local raw=$1 kind=${2:-} name unit limit_name sh rx sw lim r rs
+	if [ "$kind" = lockdep ]; then
+		echo "lockdep kernel (debug kernel: lockdep, KASAN, kmemleak)"
+		printf '%-18s %10s %10s %10s %7s %7s %10s  %s\n' figure softhca \
+			rxe siw sh/rxe sh/siw limit unit
+	else
+		printf '%-22s %12s %12s %8s %12s  %s\n' figure softhca rxe \
+			ratio limit unit
+	fi
+	while read -r name unit limit_name; do
+		sh=$(median "$raw" softhca0 "$name")
+		rx=$(median "$raw" rxe0 "$name")
+		lim=
+		[ -z "${limit_name:-}" ] || lim=$(median "$raw" memcpy "$limit_name")
+		r=$(ratio "$sh" "$rx")
+		[ -n "$sh" ] && [ -n "$rx" ] || missing=$((missing + 1))
+		if [ "$kind" != lockdep ]; then
+			printf '%-22s %12s %12s %8s %12s  %s\n' "$name" \
+				"${sh:--}" "${rx:--}" "${r:--}" "${lim:--}" "$unit"
+			lines+=("BENCH $name softhca=${sh:-none} rxe=${rx:-none} ratio=${r:-none} unit=$unit${lim:+ limit=$lim}")
+			continue
+		fi
+		# siw has no in-kernel figures (bench-guest.sh says why), and
+		# a run of it that failed is reported, not counted: on the
+		# debug kernel it is the one that fails now and then.
+		sw=$(median "$raw" siw0 "$name")
+		case $name in
+		kernel_*) sw=${sw:-n/a} ;;
+		*) [ -n "$sw" ] || siw_missing+=" $name" ;;
+		esac
+		rs=$(ratio "$sh" "$sw")
+		printf '%-18s %10s %10s %10s %7s %7s %10s  %s\n' "$name" \
+			"${sh:--}" "${rx:--}" "${sw:--}" "${r:--}" "${rs:--}" \
+			"${lim:--}" "$unit"
+		lines+=("BENCH lockdep_$name softhca=${sh:-none} rxe=${rx:-none} siw=${sw:-none} ratio=${r:-none} ratio_siw=${rs:-none} unit=$unit${lim:+ limit=$lim}")
+	done < <(figures "$kind")
+}
+
+kdir=$(make -s -C "$top" print-kdir)
+kernel=$("$top/scripts/kernel/debian-kernel.sh" "$(kdir_release "$kdir")") ||
+	die "no Debian kernel"
+leg "$kernel" "$kdir" "softhca rxe"
+raw_debian=$share/bench.raw rc_debian=$rc
+
+dk=$("$top/scripts/kernel/debug-kernel.sh") || die "no debug kernel"
+leg "$dk" "$dk/build" "softhca rxe siw" "${smoke:+$brief}"
+raw_debug=$share/bench.raw rc_debug=$rc
+
+table "$raw_debian"
+echo
+table "$raw_debug" lockdep
+printf '%s\n' "${lines[@]}"
+[ -z "$siw_missing" ] ||
+	say "bench: siw gave no figure for$siw_missing (its perftest runs failed; see the debug kernel's log)"
+
+ok=0
+[ "$rc_debian" = 0 ] && [ "$rc_debug" = 0 ] && [ "$missing" = 0 ] || ok=1
 if [ -n "$smoke" ]; then
-	if [ "$rc" = 0 ] && [ "$missing" = 0 ]; then
+	if [ $ok = 0 ]; then
 		pass bench/smoke
 	else
-		fail bench/smoke "harness exit $rc, $missing figures missing; see $share"
+		fail bench/smoke "harness exits $rc_debian and $rc_debug," \
+			"$missing figures missing; see the logs above"
 	fi
 fi
-[ "$rc" = 0 ] && [ "$missing" = 0 ]
+exit $ok

@@ -56,8 +56,9 @@ integration_612() {
 	"$top/scripts/integration.sh" "$kdir"
 }
 suite integration-6.12 integration_612
-# make bench, one repetition with few iterations: it runs, every figure
-# comes out for softhca and rdma_rxe.
+# make bench, one repetition with few iterations (and on the debug kernel,
+# three perftest figures): it runs, and every figure comes out for softhca
+# and rdma_rxe.
 suite bench-smoke "$top/scripts/bench.sh" --smoke
 say "== total: $((SECONDS - total_start)) s; results in $run"
 

@@ -1,13 +1,18 @@
 #!/bin/bash
-# Guest side of scripts/bench.sh: the same figures for softhca and for
-# rdma_rxe, one device at a time on the same veth (rxe binds UDP 4791 when
-# its module loads), each device talking to itself; then the limit a
-# loopback WRITE has, kernel memcpy.  Every repetition of every figure is
-# one line of $SOFTHCA_SHARE/bench.raw: "DEV FIGURE VALUE"; the host takes
-# the medians.
+# Guest side of scripts/bench.sh: the same figures for softhca, rdma_rxe
+# and (on the debug kernel, the only one here that has it) siw, one device
+# at a time on the same veth (rxe binds UDP 4791 when its module loads),
+# each device talking to itself; then the limit a loopback WRITE has,
+# kernel memcpy.  Every repetition of every figure is one line of
+# $SOFTHCA_SHARE/bench.raw: "DEV FIGURE VALUE"; the host takes the medians.
 #
 # $1: this kernel's build directory; $2: the provider library; $3:
-# repetitions; $4: "smoke" for a quick pass with few iterations.
+# repetitions; $4: "smoke" for a quick pass with few iterations, or "";
+# $5: the devices' types, "softhca rxe" or "softhca rxe siw"; $6: if
+# given, the only perftest figures to take (names, space-separated), and
+# memcpy at their sizes only.  With siw (the debug kernel), the scaling
+# figures are left out: they are the Debian kernel's, where KASAN and
+# kmemleak do not weigh on every object.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
@@ -17,6 +22,8 @@ export RDMAV_DRIVERS=$2
 . "$(dirname "$0")/provider.sh"
 reps=$3
 smoke=${4:-}
+types=${5:-softhca rxe}
+only=${6:-}
 raw=$SOFTHCA_SHARE/bench.raw
 ibloop_ctl=/sys/kernel/debug/ibloop/run
 : >"$raw"
@@ -30,13 +37,14 @@ wait_for() {
 	done
 }
 
-# iters N: N, or a tenth of it (at least 10) for a smoke run.
+# iters N: N over $div, at least 10: a tenth for a smoke run, and a tenth
+# again on the debug kernel, where rdma_rxe moves 64 KiB messages at well
+# under 1 MB/s.
+div=1
+[ "$smoke" != smoke ] || div=$((div * 10))
+[[ $types != *siw* ]] || div=$((div * 10))
 iters() {
-	if [ "$smoke" = smoke ]; then
-		echo $(($1 / 10 > 10 ? $1 / 10 : 10))
-	else
-		echo "$1"
-	fi
+	echo $(($1 / div > 10 ? $1 / div : 10))
 }
 
 # record DEV FIGURE VALUE: one repetition's value, when it is a number.
@@ -49,14 +57,18 @@ record() {
 # (bw: 4 = BW average, 5 = MsgRate; lat: 5 = typical, 8 = 99th percentile;
 # COLUMN may be two, "5,8", for FIGURE_typ and FIGURE_p99).
 perf() {
-	local dev=$1 figure=$2 cols=$3 tool=$4 log line
+	local dev=$1 figure=$2 cols=$3 tool=$4 log line connect=(-x 1)
 	shift 4
 	log=$(mktemp)
+	# An iWARP QP is connected by a TCP handshake (MPA), so siw's QPs can
+	# only be set up through rdma_cm; the others exchange their GIDs over
+	# perftest's socket and use the IPv4 one.
+	[ "$dev" != siw0 ] || connect=(-R)
 	# A failed clock calibration (see provider.sh's perftest) shows as
 	# "Can't produce a report", or as inf and nan figures: run again.
 	for _ in 1 2 3; do
-		client_server 18516 "$log" "$tool" -d "$dev" -x 1 -p 18516 \
-			"$@" >/dev/null
+		client_server 18516 "$log" "$tool" -d "$dev" "${connect[@]}" \
+			-p 18516 "$@" >/dev/null
 		line=$(awk 'h && NF { print; exit } /#bytes/ { h = 1 }' \
 			"$log.client")
 		! grep -q "Can't produce a report" "$log.server" "$log.client" &&
@@ -64,6 +76,8 @@ perf() {
 		line=
 	done
 	echo "$dev $figure: $line"
+	# No figures: what the two sides said instead.
+	[ -n "$line" ] || tail -n 5 "$log.server" "$log.client"
 	case $cols in
 	5,8)
 		record "$dev" "${figure}_typ" "$(awk '{ print $5 }' <<<"$line")"
@@ -114,8 +128,9 @@ scale_figures() {
 	done
 }
 
-figures() {
-	local dev=$1 s q n
+# specs: the perftest figures, one a line: FIGURE COLUMN TOOL ARG...
+specs() {
+	local s q n
 	for s in 64 4096 65536 1048576; do
 		case $s in
 		64 | 4096) n=$(iters 5000) ;;
@@ -123,47 +138,78 @@ figures() {
 		*) n=$(iters 100) ;;
 		esac
 		for q in 1 4; do
-			perf "$dev" "write_bw_${s}_q$q" 4 ib_write_bw -s $s -q $q -n "$n"
-			perf "$dev" "read_bw_${s}_q$q" 4 ib_read_bw -s $s -q $q -n "$n"
+			echo "write_bw_${s}_q$q 4 ib_write_bw -s $s -q $q -n $n"
+			echo "read_bw_${s}_q$q 4 ib_read_bw -s $s -q $q -n $n"
 		done
 	done
 	for s in 2 4096; do
-		perf "$dev" "send_lat_$s" 5,8 ib_send_lat -s $s -n "$(iters 1000)"
-		perf "$dev" "write_lat_$s" 5,8 ib_write_lat -s $s -n "$(iters 1000)"
+		echo "send_lat_$s 5,8 ib_send_lat -s $s -n $(iters 1000)"
+		echo "write_lat_$s 5,8 ib_write_lat -s $s -n $(iters 1000)"
 	done
-	perf "$dev" write_rate_8_q4 5 ib_write_bw -s 8 -q 4 -n "$(iters 5000)"
-	perf "$dev" send_rate_8_q4 5 ib_send_bw -s 8 -q 4 -n "$(iters 5000)"
-	kernel_figures "$dev"
-	scale_figures "$dev"
+	echo "write_rate_8_q4 5 ib_write_bw -s 8 -q 4 -n $(iters 5000)"
+	echo "send_rate_8_q4 5 ib_send_bw -s 8 -q 4 -n $(iters 5000)"
 }
 
-gid_ready() {
-	grep -qx "0000:0000:0000:0000:0000:ffff:c000:0201" \
-		"/sys/class/infiniband/$1/ports/1/gids/1" 2>/dev/null
+figures() {
+	local dev=$1 spec lines line
+	# (No /dev/fd in the guest for a process substitution.)
+	mapfile -t lines <<<"$(specs)"
+	for line in "${lines[@]}"; do
+		read -r -a spec <<<"$line"
+		[ -z "$only" ] || [[ " $only " == *" ${spec[0]} "* ]] || continue
+		perf "$dev" "${spec[@]}"
+	done
+	# ibloop and qp-scale connect their QPs by modify_qp alone, which an
+	# iWARP QP cannot be.
+	[ "$dev" = siw0 ] || kernel_figures "$dev"
+	[[ $types == *siw* ]] || scale_figures "$dev"
 }
 
-# device NAME TYPE: NAME of TYPE on the veth, with its IPv4 GID.
-device() {
-	rdma link add "$1" type "$2" netdev shv0 && wait_for 20 gid_ready "$1"
+# ready DEV: DEV's port is up, and a RoCE device has its IPv4 GID (siw's
+# one GID is the netdev's MAC address).
+ready() {
+	grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null &&
+		{ [ "$1" = siw0 ] || grep -qx \
+			"0000:0000:0000:0000:0000:ffff:c000:0201" \
+			"/sys/class/infiniband/$1/ports/1/gids/1" 2>/dev/null; }
+}
+
+# load TYPE / unload TYPE: the device TYPE0 on the veth, and its module.
+load() {
+	case $1 in
+	softhca) insmod "$build/drivers/softhca/softhca.ko" ;;
+	rxe) modprobe rdma_rxe ;;
+	*) modprobe "$1" ;;
+	esac && rdma link add "${1}0" type "$1" netdev shv0 &&
+		wait_for 20 ready "${1}0"
+}
+
+unload() {
+	rdma link delete "${1}0"
+	case $1 in
+	rxe) rmmod rdma_rxe ;;
+	*) rmmod "$1" ;;
+	esac
 }
 
 ip link add shv0 type veth peer name shv1 &&
 	ip link set shv0 up && ip link set shv1 up &&
 	ip addr add 192.0.2.1/24 dev shv0 && ip link set lo up ||
 	echo "bench: no veth"
+# rdma_cm's listener (siw's perftest -R) must see the device's address.
+server_addr=192.0.2.1
 modprobe ib_uverbs
+modprobe rdma_ucm
 insmod "$build/drivers/ibloop/ibloop.ko" || echo "bench: no ibloop"
 
 for rep in $(seq "$reps"); do
 	echo "bench: repetition $rep of $reps"
-	insmod "$build/drivers/softhca/softhca.ko" && device softhca0 softhca &&
-		figures softhca0
-	rdma link delete softhca0
-	rmmod softhca
-	modprobe rdma_rxe && device rxe0 rxe && figures rxe0
-	rdma link delete rxe0
-	rmmod rdma_rxe
+	for type in $types; do
+		load "$type" && figures "${type}0"
+		unload "$type"
+	done
 	for s in 64 4096 65536 1048576; do
+		[ -z "$only" ] || [[ " $only " == *"_${s}_"* ]] || continue
 		line=$(ibloop "op=memcpy size=$s depth=16 iters=$(iters $((s < 65536 ? 200000 : 2000)))")
 		echo "memcpy: $line"
 		record memcpy "memcpy_$s" "$(awk -v m="$(ibloop_field "$line" mbps)" \

@@ -22,8 +22,8 @@ listening() {
 }
 
 # client_server PORT LOG CMD...: CMD as a server in the background, then,
-# once it listens on TCP PORT, as a client of 127.0.0.1; both outputs go
-# to LOG.  Passes when both sides exit 0.
+# once it listens on TCP PORT, as a client of $server_addr (default
+# 127.0.0.1); both outputs go to LOG.  Passes when both sides exit 0.
 client_server() {
 	local port=$1 log=$2 pid rc_s rc_c
 	shift 2
@@ -31,7 +31,7 @@ client_server() {
 	timeout 180 "$@" >"$log.server" 2>&1 &
 	pid=$!
 	if wait_for 20 listening "$port"; then
-		timeout 180 "$@" 127.0.0.1 >"$log.client" 2>&1
+		timeout 180 "$@" "${server_addr:-127.0.0.1}" >"$log.client" 2>&1
 		rc_c=$?
 	else
 		echo "$1: server not listening" >"$log.client"
