@@ -15,6 +15,11 @@
  * flushed), and arming a CQ is a store the kernel reads when it adds a
  * CQE.  Receive queues need no doorbell but in error: the kernel takes
  * receive WQEs as messages arrive.
+ *
+ * A send doorbell tells the kernel whether the thread waits on its peer
+ * (it polled completions since it last posted): the kernel then executes
+ * the WQEs in the system call, at once, rather than in a worker that
+ * takes what a streaming thread goes on posting.
  */
 
 #include <errno.h>
@@ -98,6 +103,9 @@ static int ring_doorbell_wanted(const struct softhca_ring *ring)
 
 /* --- CQ --------------------------------------------------------------- */
 
+/* This thread polled completions since it last posted a send. */
+static __thread int polled_since_post;
+
 static const struct {
 	uint8_t cqe;
 	unsigned int wc;
@@ -148,6 +156,8 @@ int softhca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	for (n = 0; n < num_entries && (uint32_t)n < avail; n++)
 		cqe_to_wc(ring_entry(ring, ring->index + n), &wc[n]);
 	ring->index += n;
+	if (n)
+		polled_since_post = 1;
 	/* Release: the CQEs are read before their slots are freed. */
 	__atomic_store_n(&ring->ctrl->consumer, ring->index, __ATOMIC_RELEASE);
 	pthread_spin_unlock(&cq->lock);
@@ -341,7 +351,7 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct softhca_qp *qp = to_sqp(ibqp);
 	struct softhca_ring *sq = &qp->sq;
 	uint32_t room, n = 0;
-	int ret = 0, db;
+	int ret = 0, db, waits;
 
 	/* The IBA takes sends from RTS on (and flushes them in errors). */
 	if (ibqp->state < IBV_QPS_RTS) {
@@ -364,10 +374,15 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	pthread_spin_unlock(&qp->sq_lock);
 	if (ret)
 		*bad_wr = wr;
+	waits = polled_since_post;
+	polled_since_post = 0;
 	if (n && ring_doorbell_wanted(sq)) {
 		/* The doorbell: an empty WR list kicks the engine. */
 		struct ibv_send_wr *none;
 
+		/* Read by the kernel in the system call. */
+		__atomic_store_n(&sq->ctrl->poster_waits, waits,
+				 __ATOMIC_RELAXED);
 		db = ibv_cmd_post_send(ibqp, NULL, &none);
 		if (db && !ret)
 			ret = db;

@@ -3,9 +3,11 @@
  * The engine: executes send queue WQEs.
  *
  * Context.  Each QP has one work item on an engine workqueue, queued by
- * the doorbell (and by state changes and retry timers).  A work item
- * never runs on two CPUs at once, so a QP's send queue has a single
- * consumer and its WQEs execute in order, with no lock.
+ * the doorbell (and by state changes and retry timers).  A run holds the
+ * QP's engine_lock, so a QP's send queue has a single consumer and its
+ * WQEs execute in order.  For a kernel QP the work item is the only
+ * runner, and never waits for the lock.  A user QP's doorbell may run the
+ * engine in its system call instead (shca_engine_doorbell_user()).
  *
  * A kernel QP's workqueue is per-CPU: the work runs on the CPU that rang
  * the doorbell, where the WQEs (and, usually, the payload) are in cache,
@@ -445,31 +447,36 @@ static bool shca_req_run(struct shca_qp *qp)
 	return true;
 }
 
+/* One run: a batch of the send queue, or of a flush.  Return: run again. */
+static bool shca_engine_run(struct shca_qp *qp)
+{
+	lockdep_assert_held(&qp->engine_lock);
+	switch (READ_ONCE(qp->state)) {
+	case IB_QPS_RTS:
+		return shca_req_run(qp);
+	case IB_QPS_SQE:
+		return shca_qp_flush(qp, false);
+	case IB_QPS_ERR:
+		return shca_qp_flush(qp, true);
+	default:
+		return false;
+	}
+}
+
 static void shca_qp_work(struct work_struct *work)
 {
 	struct shca_qp *qp = container_of(work, struct shca_qp, work);
-	bool more;
 
-	switch (READ_ONCE(qp->state)) {
-	case IB_QPS_RTS:
-		more = shca_req_run(qp);
-		break;
-	case IB_QPS_SQE:
-		more = shca_qp_flush(qp, false);
-		break;
-	case IB_QPS_ERR:
-		more = shca_qp_flush(qp, true);
-		break;
-	default:
-		return;
-	}
-	if (more)
+	mutex_lock(&qp->engine_lock);
+	if (shca_engine_run(qp))
 		queue_work(qp->engine_wq, work);
+	mutex_unlock(&qp->engine_lock);
 }
 
 void shca_engine_qp_init(struct shca_qp *qp, bool user)
 {
 	qp->engine_wq = user ? shca_engine_user_wq : shca_engine_wq;
+	mutex_init(&qp->engine_lock);
 	INIT_WORK(&qp->work, shca_qp_work);
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	qp->req.timer.function = shca_req_timer;
@@ -497,6 +504,35 @@ void shca_engine_kick(struct shca_qp *qp)
 }
 
 /**
+ * shca_engine_doorbell_user() - a waiting poster's doorbell: run it here
+ * @qp: the QP, whose WQEs were published before the call
+ *
+ * The provider rang because the engine was idle, and says its process
+ * polled completions since it last posted: it waits on its peer, WR by WR
+ * (a ping-pong, a request and its reply), and waits in this system call
+ * anyway.  One run executes here, instead of waking a worker that would
+ * have to get a CPU first, as rxe and siw execute in the poster's system
+ * call.  What the run leaves goes to the worker, so the call takes
+ * bounded time.  A streaming poster is told apart by not polling between
+ * its posts: its doorbell goes to the worker, which takes what it posts
+ * meanwhile with no further doorbell.  No completion handler runs here:
+ * the CQ defers its notification, as ever.
+ *
+ * Context: process context (ib_uverbs' post_send); sleeps.
+ */
+void shca_engine_doorbell_user(struct shca_qp *qp)
+{
+	/* A run in progress looks at the ring before it goes idle. */
+	if (!mutex_trylock(&qp->engine_lock)) {
+		shca_engine_kick(qp);
+		return;
+	}
+	if (shca_engine_run(qp))
+		shca_engine_kick(qp);
+	mutex_unlock(&qp->engine_lock);
+}
+
+/**
  * shca_engine_qp_stop() - stop a QP's engine for good
  * @qp: the QP, in RESET: a run of its work does nothing, and arms no timer
  *
@@ -504,6 +540,9 @@ void shca_engine_kick(struct shca_qp *qp)
  */
 void shca_engine_qp_stop(struct shca_qp *qp)
 {
+	/* Waits for a doorbell's run, which may queue the work. */
+	mutex_lock(&qp->engine_lock);
+	mutex_unlock(&qp->engine_lock);
 	cancel_work_sync(&qp->work);
 	/* A run before RESET may have armed it, and it may queue the work. */
 	hrtimer_cancel(&qp->req.timer);

@@ -9,6 +9,7 @@
 
 #include <linux/hrtimer.h>
 #include <linux/kref.h>
+#include <linux/mutex.h>
 #include <rdma/ib_verbs.h>
 
 #include "ah.h"
@@ -27,7 +28,7 @@ struct shca_qp_queue {
 /*
  * The requester's state for the WQE at the head of the send queue: what
  * is left of its retries, and whether the engine waits for the timer.
- * Owned by the QP's engine work.
+ * Owned by the QP's engine (under engine_lock).
  */
 struct shca_req {
 	struct hrtimer timer;		/* RNR and ACK timeouts */
@@ -60,7 +61,11 @@ struct shca_qp {
 	u32 max_inline;
 	struct shca_qp_queue sq;
 	struct shca_qp_queue rq;		/* unused with an SRQ */
-	/* The engine: runs the send queue, or flushes in SQE and ERR. */
+	/*
+	 * The engine: runs the send queue, or flushes in SQE and ERR, from
+	 * the work item or a user doorbell, holding engine_lock.
+	 */
+	struct mutex engine_lock;
 	struct work_struct work;
 	struct workqueue_struct *engine_wq;
 	struct shca_req req;

@@ -16,7 +16,8 @@
  * recurse.
  *
  * A user QP's provider writes its WQEs into the rings itself; what reaches
- * post_send and post_recv for it is only the doorbell.
+ * post_send and post_recv for it is only the doorbell, a system call,
+ * which may run the send queue's engine (shca_engine_doorbell_user()).
  */
 
 #include "cq.h"
@@ -252,6 +253,8 @@ static int shca_qp_post_check(struct shca_qp *qp, bool send)
 static int shca_qp_user_doorbell(struct shca_qp *qp, bool send,
 				 bool has_wr)
 {
+	struct shca_queue *q;
+
 	if (has_wr) {
 		ibdev_dbg_ratelimited(qp->ibqp.device,
 				      "%s: QP %u belongs to user space\n",
@@ -259,13 +262,20 @@ static int shca_qp_user_doorbell(struct shca_qp *qp, bool send,
 				      qp->ibqp.qp_num);
 		return -EINVAL;
 	}
+	q = send ? &qp->sq.queue : &qp->rq.queue;
 	/*
 	 * The engine is as good as running: it looks at the ring in every
-	 * state it can reach from here.  The process posts on meanwhile
-	 * without ringing again while the engine's worker wakes up.
+	 * state it can reach from here.  Should it run in a worker, the
+	 * process posts on meanwhile without ringing again.
 	 */
-	shca_queue_wake(send ? &qp->sq.queue : &qp->rq.queue);
-	shca_qp_doorbell(qp, send);
+	shca_queue_wake(q);
+	if (!send || !READ_ONCE(q->ctrl->poster_waits)) {
+		shca_qp_doorbell(qp, send);
+		return 0;
+	}
+	/* As in shca_qp_doorbell(), but the run reads the state. */
+	smp_mb();
+	shca_engine_doorbell_user(qp);
 	return 0;
 }
 

@@ -52,6 +52,13 @@ struct softhca_alloc_ucontext_resp {
  * the other's write, so no WQE is left behind and a busy queue is posted
  * to with no system call.
  *
+ * Where a send doorbell runs.  Before it rings a send queue, the provider
+ * sets poster_waits when its thread polled completions since it last
+ * posted (it waits on its peer, WR by WR), and clears it otherwise (it
+ * streams).  The kernel takes it as a hint: it runs a waiting poster's
+ * WQEs inside the doorbell system call, and a streaming poster's beside
+ * it, in a worker that takes what is posted meanwhile.
+ *
  * Arming (CQs).  The provider arms by writing a SOFTHCA_CQ_ARM_* value to
  * arm (solicited-only arming never overrides a pending NEXT arm), then
  * issues a full barrier before it polls again.  The kernel, after
@@ -65,7 +72,8 @@ struct softhca_queue_ctrl {
 	__u32 consumer;
 	__u32 doorbell;		/* work queues: set by the kernel */
 	__u32 arm;		/* CQs: set by the provider, cleared by the kernel */
-	__u32 reserved1[13];
+	__u32 poster_waits;	/* send queues: set by the provider */
+	__u32 reserved1[12];
 };
 
 /* softhca_queue_ctrl.arm */
