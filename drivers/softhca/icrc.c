@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The RoCEv2 invariant CRC (icrc.h).
+ *
+ * The headers it covers (IP, UDP, BTH) are copied and their variant
+ * fields set to ones in the copy; the CRC runs over the copy, then over
+ * the rest of the packet where it lies: a flat buffer, or an skb's head
+ * and page fragments.
+ */
+
+#include <linux/bug.h>
+#include <linux/crc32.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/string.h>
+#include <linux/udp.h>
+#include <kunit/visibility.h>
+
+#include "icrc.h"
+
+/* The longest headers the ICRC masks: IPv4 with options, UDP, BTH. */
+#define SHCA_ICRC_HDRS_MAX						\
+	(15 * 4 + sizeof(struct udphdr) + sizeof(struct shca_bth))
+
+/*
+ * Bytes of the IP, UDP and base transport headers, from the IP header's
+ * first byte; 0, and a warning, if @len cannot hold them and the ICRC:
+ * callers pass packets shca_pkt_parse() and the IP stack have accepted.
+ * IPv6 extension headers are not supported: UDP follows at byte 40.
+ */
+static unsigned int shca_icrc_hdrs_len(u8 first, unsigned int len, bool ipv6)
+{
+	unsigned int hlen = sizeof(struct udphdr) + sizeof(struct shca_bth);
+
+	hlen += ipv6 ? sizeof(struct ipv6hdr) : (first & 0xf) * 4;
+	return WARN_ON_ONCE(len < hlen + SHCA_ICRC_LEN) ? 0 : hlen;
+}
+
+/*
+ * The CRC of the masked copy @h of the headers: what a router may
+ * rewrite (IPv4 TOS and TTL, and so the header checksum; IPv6 traffic
+ * class, flow label and hop limit; the UDP checksum; FECN and BECN in the
+ * BTH's resv8a byte) counts as ones, and 64 bits of ones come first, in
+ * the place of InfiniBand's local route header.
+ */
+static u32 shca_icrc_hdrs(u8 *h, unsigned int hlen, bool ipv6)
+{
+	static const u8 lrh[8] = { [0 ... 7] = 0xff };
+	struct udphdr *udp = (void *)(h + hlen - sizeof(struct shca_bth) -
+				      sizeof(struct udphdr));
+	struct shca_bth *bth = (void *)(udp + 1);
+	struct ipv6hdr *ip6 = (void *)h;
+	struct iphdr *ip4 = (void *)h;
+
+	if (ipv6) {
+		ip6->priority = 0xf;
+		memset(ip6->flow_lbl, 0xff, sizeof(ip6->flow_lbl));
+		ip6->hop_limit = 0xff;
+	} else {
+		ip4->tos = 0xff;
+		ip4->ttl = 0xff;
+		memset(&ip4->check, 0xff, sizeof(ip4->check));
+	}
+	memset(&udp->check, 0xff, sizeof(udp->check));
+	bth->qpn |= cpu_to_be32(SHCA_BTH_RESV8A);
+	return crc32_le(crc32_le(~0U, lrh, sizeof(lrh)), h, hlen);
+}
+
+/**
+ * shca_icrc_buf() - the ICRC of a RoCEv2 packet in a flat buffer
+ * @l3: the packet's IP header
+ * @len: bytes from @l3 to the end of the UDP payload, ICRC included
+ * @ipv6: @l3 is an IPv6 header, else an IPv4 one
+ *
+ * @len must cover the IP and UDP headers, a BTH and the ICRC.
+ *
+ * Context: any.
+ * Return: the ICRC, which goes in the last 4 bytes least significant byte
+ * first; 0 if @len is too short (a caller bug, warned about).
+ */
+u32 shca_icrc_buf(const void *l3, unsigned int len, bool ipv6)
+{
+	u8 h[SHCA_ICRC_HDRS_MAX] __aligned(8);
+	unsigned int hlen;
+	u32 crc;
+
+	hlen = len ? shca_icrc_hdrs_len(*(const u8 *)l3, len, ipv6) : 0;
+	if (!hlen)
+		return 0;
+	memcpy(h, l3, hlen);
+	crc = shca_icrc_hdrs(h, hlen, ipv6);
+	crc = crc32_le(crc, l3 + hlen, len - hlen - SHCA_ICRC_LEN);
+	return ~crc;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_icrc_buf);
+
+/* __skb_checksum()'s callbacks, for a CRC-32 instead of the Internet's. */
+static __wsum shca_icrc_update(const void *p, int len, __wsum crc)
+{
+	return (__force __wsum)crc32_le((__force u32)crc, p, len);
+}
+
+/* @crc2 was seeded with 0: shift @crc over its @len bytes and add it. */
+static __wsum shca_icrc_combine(__wsum crc, __wsum crc2, int offset, int len)
+{
+	return (__force __wsum)crc32_le_combine((__force u32)crc,
+						(__force u32)crc2, len);
+}
+
+static const struct skb_checksum_ops shca_icrc_ops = {
+	.update = shca_icrc_update,
+	.combine = shca_icrc_combine,
+};
+
+/**
+ * shca_icrc_skb() - the ICRC of a RoCEv2 packet in an skb
+ * @skb: the packet; its bytes may be in the head, page fragments or the
+ *	frag list
+ * @l3_off: offset of the IP header in @skb's data
+ * @len: bytes from the IP header to the end of the UDP payload, ICRC
+ *	included
+ * @ipv6: the IP header is IPv6's, else IPv4's
+ *
+ * @len must cover the IP and UDP headers, a BTH and the ICRC, and lie in
+ * @skb.
+ *
+ * Context: any.
+ * Return: the ICRC, which goes in the last 4 bytes least significant byte
+ * first; 0 if @len does not fit (a caller bug, warned about).
+ */
+u32 shca_icrc_skb(const struct sk_buff *skb, unsigned int l3_off,
+		  unsigned int len, bool ipv6)
+{
+	u8 h[SHCA_ICRC_HDRS_MAX] __aligned(8);
+	unsigned int hlen;
+	__wsum crc;
+
+	if (WARN_ON_ONCE(l3_off > skb->len || len > skb->len - l3_off) ||
+	    skb_copy_bits(skb, l3_off, h, 1))
+		return 0;
+	hlen = shca_icrc_hdrs_len(h[0], len, ipv6);
+	if (!hlen || skb_copy_bits(skb, l3_off, h, hlen))
+		return 0;
+	crc = (__force __wsum)shca_icrc_hdrs(h, hlen, ipv6);
+	crc = __skb_checksum(skb, l3_off + hlen, len - hlen - SHCA_ICRC_LEN,
+			     crc, &shca_icrc_ops);
+	return ~(__force u32)crc;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_icrc_skb);

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The RoCEv2 invariant CRC (IBA Annex A17): the CRC-32 of Ethernet over
+ * the packet from the IP header to the end of the UDP payload, the ICRC
+ * excluded, with every field a router may rewrite replaced by ones, and
+ * 64 bits of ones in front, where InfiniBand has its local route header.
+ *
+ * On the wire the ICRC's least significant byte comes first, as in an
+ * Ethernet FCS: the trailing 4 bytes are a __le32.  rdma_rxe stores the
+ * CRC in CPU byte order, which is that on the little-endian hosts it
+ * interoperates from.
+ */
+#ifndef SHCA_ICRC_H
+#define SHCA_ICRC_H
+
+#include <linux/skbuff.h>
+#include <linux/types.h>
+
+#include "wire.h"
+
+u32 shca_icrc_buf(const void *l3, unsigned int len, bool ipv6);
+u32 shca_icrc_skb(const struct sk_buff *skb, unsigned int l3_off,
+		  unsigned int len, bool ipv6);
+
+#endif /* SHCA_ICRC_H */
