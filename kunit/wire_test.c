@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * softhca_wire: the RoCEv2 transport headers (wire.c), against the IBA's
- * own tables:
+ * softhca_wire: the RoCEv2 transport headers and the ICRC (wire.c and
+ * icrc.c), against the IBA's own tables and against packets rdma_rxe put
+ * on a wire:
  *
  * - each RC, UC and UD opcode has the extension headers, header length,
  *   payload and position of IBA table 38 (written out below, apart from
@@ -10,12 +11,20 @@
  *   0, a pad count the length cannot hold, and a payload where none may
  *   be are refused with their reason;
  * - each truncation of a valid packet is refused with its reason, parsed
- *   from a buffer of exactly that many bytes, so KASAN sees a read past it.
+ *   from a buffer of exactly that many bytes, so KASAN sees a read past it;
+ * - the ICRC of three packets written out from Annex A17 and of two that
+ *   rdma_rxe sent is reproduced, from a flat buffer and from an skb split
+ *   between its head and page fragments at every offset; flipping a bit
+ *   changes it unless the bit is in a field routers may rewrite.
  */
 
 #include <kunit/test.h>
 #include <linux/bitfield.h>
+#include <linux/if_ether.h>
+#include <linux/skbuff.h>
+#include <linux/udp.h>
 
+#include "icrc.h"
 #include "wire.h"
 
 /* One opcode as IBA table 38 has it. */
@@ -465,6 +474,335 @@ static void shca_wire_drop_names(struct kunit *test)
 	}
 }
 
+/*
+ * Packets with known ICRCs.  The "spec" ones are written out by hand
+ * from IBA Annex A17, with every variant field set, and their ICRCs were
+ * computed from the annex's definition by a separate implementation
+ * (Python's zlib.crc32 over 8 bytes of ones and the masked packet).  The
+ * "rxe" ones are frames rdma_rxe sent on Debian's Linux 6.1.0-57 (6.1.192),
+ * ibv_rc_pingpong -s 61 (IPv4) and -s 64 (IPv6 GID) from a veth toward a
+ * peer in another network namespace, captured with an AF_PACKET socket;
+ * the same separate implementation reproduced all 841 frames of that run.
+ */
+struct shca_wire_vec {
+	const char *name;
+	const u8 *l3;
+	unsigned int len;
+	unsigned int ip_len;	/* the UDP header's offset */
+	bool ipv6;
+	u32 icrc;
+	struct shca_pkt pkt;	/* what the transport headers say */
+};
+
+/* RC RDMA WRITE ONLY with immediate, over IPv4. */
+static const u8 shca_wire_spec_v4[] = {
+	/* IPv4: DSCP 26 and ECN 1, 72 bytes, ID 0x1234, DF, TTL 64, UDP */
+	0x45, 0x69, 0x00, 0x48, 0x12, 0x34, 0x40, 0x00,
+	0x40, 0x11, 0xa4, 0x04,
+	/* 192.0.2.1 to 192.0.2.2 */
+	0xc0, 0x00, 0x02, 0x01, 0xc0, 0x00, 0x02, 0x02,
+	/* UDP: port 0xc0de to 4791, 52 bytes, checksum 0xbeef */
+	0xc0, 0xde, 0x12, 0xb7, 0x00, 0x34, 0xbe, 0xef,
+	/* BTH: SE, pad 3, P_Key 0xffff, FECN and BECN, QP 0x123456, AckReq */
+	0x0b, 0xb0, 0xff, 0xff, 0xc0, 0x12, 0x34, 0x56,
+	0x80, 0xab, 0xcd, 0xef,
+	/* RETH: VA 0x0011223344556677, R_Key 0x89abcdef, length 5 */
+	0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+	0x89, 0xab, 0xcd, 0xef, 0x00, 0x00, 0x00, 0x05,
+	/* ImmDt */
+	0xca, 0xfe, 0xf0, 0x0d,
+	/* "hello", pad */
+	0x68, 0x65, 0x6c, 0x6c, 0x6f, 0x00, 0x00, 0x00,
+	/* ICRC 0x2086680b */
+	0x0b, 0x68, 0x86, 0x20,
+};
+
+/* RC COMPARE SWAP, over IPv4 with options (the ICRC covers them). */
+static const u8 shca_wire_spec_v4opt[] = {
+	/* IPv4, IHL 6: DSCP 26 and ECN 1, 76 bytes, ID 0x1234, DF, TTL 64 */
+	0x46, 0x69, 0x00, 0x4c, 0x12, 0x34, 0x40, 0x00,
+	0x40, 0x11, 0xa0, 0xfe,
+	0xc0, 0x00, 0x02, 0x01, 0xc0, 0x00, 0x02, 0x02,
+	/* options: four NOPs */
+	0x01, 0x01, 0x01, 0x01,
+	/* UDP: port 0xc0de to 4791, 52 bytes, checksum 0xbeef */
+	0xc0, 0xde, 0x12, 0xb7, 0x00, 0x34, 0xbe, 0xef,
+	/* BTH: MigReq, P_Key 0x7fff, BECN, QP 0x000102, AckReq, PSN 7 */
+	0x13, 0x40, 0x7f, 0xff, 0x40, 0x00, 0x01, 0x02,
+	0x80, 0x00, 0x00, 0x07,
+	/* AtomicETH: VA 0x00007f0012345678, R_Key 0xabcd, swap, compare */
+	0x00, 0x00, 0x7f, 0x00, 0x12, 0x34, 0x56, 0x78,
+	0x00, 0x00, 0xab, 0xcd,
+	0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+	0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,
+	/* ICRC 0xda0edb1d */
+	0x1d, 0xdb, 0x0e, 0xda,
+};
+
+/* UD SEND ONLY to the GSI QP, over IPv6. */
+static const u8 shca_wire_spec_v6[] = {
+	/* IPv6: traffic class 0x69, flow label 0xabcde, 40 bytes, UDP, 64 */
+	0x66, 0x9a, 0xbc, 0xde, 0x00, 0x28, 0x11, 0x40,
+	/* 2001:db8::1 to 2001:db8::2 */
+	0x20, 0x01, 0x0d, 0xb8, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
+	0x20, 0x01, 0x0d, 0xb8, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,
+	/* UDP: port 0xc0de to 4791, 40 bytes, checksum 0xbeef */
+	0xc0, 0xde, 0x12, 0xb7, 0x00, 0x28, 0xbe, 0xef,
+	/* BTH: MigReq, P_Key 0x8001, QP 1, PSN 0x42 */
+	0x64, 0x40, 0x80, 0x01, 0x00, 0x00, 0x00, 0x01,
+	0x00, 0x00, 0x00, 0x42,
+	/* DETH: Q_Key 0x80010000, source QP 0xabcd */
+	0x80, 0x01, 0x00, 0x00, 0x00, 0x00, 0xab, 0xcd,
+	/* "RoCEv2!\n" */
+	0x52, 0x6f, 0x43, 0x45, 0x76, 0x32, 0x21, 0x0a,
+	/* ICRC 0x114cc2a0 */
+	0xa0, 0xc2, 0x4c, 0x11,
+};
+
+/* rdma_rxe: RC SEND ONLY of 61 bytes (pad 3), over IPv4. */
+static const u8 shca_wire_rxe_v4[] = {
+	0x45, 0x00, 0x00, 0x6c, 0x09, 0x26, 0x40, 0x00,
+	0x40, 0x11, 0xad, 0x57, 0xc0, 0x00, 0x02, 0x01,
+	0xc0, 0x00, 0x02, 0x02, 0xc1, 0x21, 0x12, 0xb7,
+	0x00, 0x58, 0x00, 0x00, 0x04, 0x30, 0xff, 0xff,
+	0x00, 0x00, 0x00, 0x11, 0x80, 0x23, 0x10, 0x1d,
+	0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b,
+	0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b,
+	0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b,
+	0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b,
+	0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b,
+	0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b,
+	0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b,
+	0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x00, 0x00, 0x00,
+	0x51, 0x58, 0xaa, 0x74,
+};
+
+/* rdma_rxe: RC SEND ONLY of 64 bytes, over IPv6. */
+static const u8 shca_wire_rxe_v6[] = {
+	0x60, 0x00, 0x00, 0x00, 0x00, 0x58, 0x11, 0x40,
+	0x20, 0x01, 0x0d, 0xb8, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
+	0x20, 0x01, 0x0d, 0xb8, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,
+	0xc1, 0x32, 0x12, 0xb7, 0x00, 0x58, 0x00, 0x00,
+	0x04, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x11,
+	0x80, 0x3f, 0xaa, 0x62, 0x7b, 0x7b, 0x7b, 0x7b,
+	0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b,
+	0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b,
+	0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b,
+	0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b,
+	0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b,
+	0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b,
+	0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b, 0x7b,
+	0x7b, 0x7b, 0x7b, 0x7b, 0x8c, 0x22, 0x60, 0xcb,
+};
+
+#define SHCA_VEC(n, a, ip, v6, crc) \
+	.name = (n), .l3 = (a), .len = sizeof(a), .ip_len = (ip), \
+	.ipv6 = (v6), .icrc = (crc)
+
+static const struct shca_wire_vec shca_wire_vecs[] = {
+	{
+		SHCA_VEC("spec IPv4 RC WRITE imm", shca_wire_spec_v4, 20,
+			 false, 0x2086680b),
+		.pkt = {
+			.opcode = 0x0b, .se = true, .pad = 3, .pkey = 0xffff,
+			.dqpn = 0x123456, .ackreq = true, .psn = 0xabcdef,
+			.va = 0x0011223344556677ULL, .rkey = 0x89abcdef,
+			.dma_len = 5, .imm = 0xcafef00d,
+			.hdr_len = 32, .paylen = 5,
+		},
+	}, {
+		SHCA_VEC("spec IPv4 options RC CMP_SWAP", shca_wire_spec_v4opt,
+			 24, false, 0xda0edb1d),
+		.pkt = {
+			.opcode = 0x13, .migreq = true, .pkey = 0x7fff,
+			.dqpn = 0x000102, .ackreq = true, .psn = 7,
+			.va = 0x00007f0012345678ULL, .rkey = 0xabcd,
+			.swap_add = 0x0102030405060708ULL,
+			.compare = 0x1112131415161718ULL,
+			.hdr_len = 40,
+		},
+	}, {
+		SHCA_VEC("spec IPv6 UD SEND", shca_wire_spec_v6, 40, true,
+			 0x114cc2a0),
+		.pkt = {
+			.opcode = 0x64, .migreq = true, .pkey = 0x8001,
+			.dqpn = 1, .psn = 0x42, .qkey = 0x80010000,
+			.sqpn = 0xabcd, .hdr_len = 20, .paylen = 8,
+		},
+	}, {
+		SHCA_VEC("rxe IPv4 RC SEND", shca_wire_rxe_v4, 20, false,
+			 0x74aa5851),
+		.pkt = {
+			.opcode = 0x04, .pad = 3, .pkey = 0xffff, .dqpn = 0x11,
+			.ackreq = true, .psn = 0x23101d,
+			.hdr_len = 12, .paylen = 61,
+		},
+	}, {
+		SHCA_VEC("rxe IPv6 RC SEND", shca_wire_rxe_v6, 40, true,
+			 0xcb60228c),
+		.pkt = {
+			.opcode = 0x04, .pkey = 0xffff, .dqpn = 0x11,
+			.ackreq = true, .psn = 0x3faa62,
+			.hdr_len = 12, .paylen = 64,
+		},
+	},
+};
+
+static void shca_wire_vec_desc(const struct shca_wire_vec *v, char *desc)
+{
+	strscpy(desc, v->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_wire_vecs, shca_wire_vecs, shca_wire_vec_desc);
+
+/* The 4 bytes that end @v, least significant first. */
+static u32 shca_wire_vec_icrc(const struct shca_wire_vec *v)
+{
+	__le32 icrc;
+
+	memcpy(&icrc, v->l3 + v->len - SHCA_ICRC_LEN, sizeof(icrc));
+	return le32_to_cpu(icrc);
+}
+
+/*
+ * The ICRC is reproduced, and sits in the last 4 bytes least significant
+ * byte first: the order rdma_rxe sent it in.
+ */
+static void shca_wire_icrc_known(struct kunit *test)
+{
+	const struct shca_wire_vec *v = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, shca_icrc_buf(v->l3, v->len, v->ipv6), v->icrc);
+	KUNIT_EXPECT_EQ(test, shca_wire_vec_icrc(v), v->icrc);
+}
+
+/*
+ * The transport headers parse to what the vector's comments say, and
+ * building those fields gives the same bytes back but for FECN and BECN,
+ * which softhca sends as 0.
+ */
+static void shca_wire_vec_headers(struct kunit *test)
+{
+	const struct shca_wire_vec *v = test->param_value;
+	unsigned int off = v->ip_len + sizeof(struct udphdr);
+	const u8 *bth = v->l3 + off;
+	struct shca_pkt got;
+	u8 *buf;
+
+	KUNIT_ASSERT_EQ(test, shca_pkt_parse(&got, bth, v->len - off), 0);
+	shca_wire_expect_pkt(test, &got, &v->pkt);
+
+	buf = kunit_kzalloc(test, v->pkt.hdr_len, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	shca_pkt_build(&v->pkt, buf);
+	KUNIT_EXPECT_EQ(test, buf[4], 0);
+	buf[4] = bth[4];
+	KUNIT_EXPECT_EQ(test, memcmp(buf, bth, v->pkt.hdr_len), 0);
+}
+
+/*
+ * The bits of byte @i of @v that a router may rewrite, so the ICRC leaves
+ * them out: IPv4 TOS, TTL and header checksum; IPv6 traffic class, flow
+ * label and hop limit; the UDP checksum; the BTH's FECN/BECN byte.
+ */
+static u8 shca_wire_variant_bits(const struct shca_wire_vec *v,
+				 unsigned int i)
+{
+	unsigned int udp = v->ip_len;
+
+	if (i == udp + 6 || i == udp + 7 || i == udp + 8 + 4)
+		return 0xff;
+	if (v->ipv6)
+		return i == 0 ? 0x0f : (i <= 3 || i == 7) ? 0xff : 0;
+	return (i == 1 || i == 8 || i == 10 || i == 11) ? 0xff : 0;
+}
+
+/*
+ * Flipping any bit changes the ICRC but for the variant bits and the ICRC
+ * itself.  The IPv4 IHL is left alone: it moves the headers, and the IP
+ * stack has checked it against the packet before softhca sees it.
+ */
+static void shca_wire_icrc_variant(struct kunit *test)
+{
+	const struct shca_wire_vec *v = test->param_value;
+	unsigned int i, bit;
+	bool same, masked;
+	u8 *p;
+
+	p = kunit_kmalloc(test, v->len, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	memcpy(p, v->l3, v->len);
+	for (i = 0; i < v->len; i++) {
+		for (bit = 0; bit < 8; bit++) {
+			if (!v->ipv6 && i == 0 && bit < 4)
+				continue;
+			masked = i >= v->len - SHCA_ICRC_LEN ||
+				 shca_wire_variant_bits(v, i) & BIT(bit);
+			p[i] ^= BIT(bit);
+			same = shca_icrc_buf(p, v->len, v->ipv6) == v->icrc;
+			p[i] ^= BIT(bit);
+			KUNIT_EXPECT_EQ_MSG(test, same, masked,
+					    "byte %u bit %u", i, bit);
+		}
+	}
+}
+
+/*
+ * @v after an Ethernet header, @head of its bytes in the skb's head and
+ * the rest, with 4 bytes of trailer, split between two page fragments.
+ */
+static struct sk_buff *shca_wire_skb(const struct shca_wire_vec *v,
+				     const u8 *src, unsigned int head)
+{
+	unsigned int rest = v->len + 4 - head, off = head, i, n;
+	struct sk_buff *skb;
+	struct page *page;
+
+	skb = alloc_skb(ETH_HLEN + head, GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	memset(skb_put(skb, ETH_HLEN), 0xee, ETH_HLEN);
+	skb_put_data(skb, src, head);
+	for (i = 0; i < 2; i++) {
+		page = alloc_page(GFP_KERNEL);
+		if (!page) {
+			consume_skb(skb);
+			return NULL;
+		}
+		n = i ? rest - rest / 2 : rest / 2;
+		memcpy(page_address(page) + 100, src + off, n);
+		skb_add_rx_frag(skb, i, page, 100, n, PAGE_SIZE);
+		off += n;
+	}
+	return skb;
+}
+
+/* The skb entry agrees, wherever the head ends and the fragments start. */
+static void shca_wire_icrc_skb(struct kunit *test)
+{
+	const struct shca_wire_vec *v = test->param_value;
+	struct sk_buff *skb;
+	unsigned int head;
+	u8 *src;
+
+	src = kunit_kmalloc(test, v->len + 4, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	memcpy(src, v->l3, v->len);
+	memset(src + v->len, 0xee, 4);
+	for (head = 1; head < v->len; head++) {
+		skb = shca_wire_skb(v, src, head);
+		KUNIT_ASSERT_NOT_NULL(test, skb);
+		KUNIT_EXPECT_EQ_MSG(test, shca_icrc_skb(skb, ETH_HLEN, v->len,
+							v->ipv6),
+				    v->icrc, "head %u", head);
+		consume_skb(skb);
+	}
+}
+
 static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE_PARAM(shca_wire_opcode_info, shca_wire_ops_gen_params),
 	KUNIT_CASE_PARAM(shca_wire_round_trip, shca_wire_ops_gen_params),
@@ -474,6 +812,10 @@ static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE(shca_wire_no_payload),
 	KUNIT_CASE(shca_wire_pad),
 	KUNIT_CASE(shca_wire_drop_names),
+	KUNIT_CASE_PARAM(shca_wire_icrc_known, shca_wire_vecs_gen_params),
+	KUNIT_CASE_PARAM(shca_wire_vec_headers, shca_wire_vecs_gen_params),
+	KUNIT_CASE_PARAM(shca_wire_icrc_variant, shca_wire_vecs_gen_params),
+	KUNIT_CASE_PARAM(shca_wire_icrc_skb, shca_wire_vecs_gen_params),
 	{}
 };
 
