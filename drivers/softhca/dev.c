@@ -303,7 +303,8 @@ int shca_dev_add(const char *name, struct net_device *ndev)
 		return -ENOMEM;
 	/*
 	 * From here on ib_dealloc_device() undoes what was done, through
-	 * dealloc_driver: the netdev reference and the command queue.
+	 * dealloc_driver: the netdev reference, the command queue and the
+	 * UDP port.
 	 */
 	dev_hold(ndev);
 	shca_dev_init(dev, ndev);
@@ -311,6 +312,10 @@ int shca_dev_add(const char *name, struct net_device *ndev)
 	ret = shca_cmdq_init(&dev->cmdq, name);
 	if (ret)
 		goto err_dealloc_device;
+	ret = shca_net_get(dev);
+	if (ret)
+		goto err_dealloc_device;
+	dev->net = true;
 	ret = ib_device_set_netdev(&dev->ibdev, ndev, SHCA_PORT);
 	if (ret)
 		goto err_dealloc_device;
@@ -338,6 +343,8 @@ void shca_dev_dealloc(struct ib_device *ibdev)
 
 	shca_dev_list_del(dev);
 	shca_cmdq_destroy(&dev->cmdq);
+	if (dev->net)
+		shca_net_put(dev);
 	/* ib_core destroyed every QP and MR before this. */
 	WARN_ON_ONCE(!xa_empty(&dev->qps) || !xa_empty(&dev->mrs) ||
 		     !xa_empty(&dev->ahs));

@@ -11,6 +11,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "cmdq.h"
+#include "net.h"
 
 #define SHCA_PORT 1
 
@@ -82,6 +83,9 @@ struct shca_dev {
 	u32 next_mr;			/* cyclic allocation cursor */
 	/* In the list loopback searches for a destination GID; RCU. */
 	struct list_head list;
+	/* Holds RoCEv2's UDP port (shca_net_get()). */
+	bool net;
+	atomic64_t counters[SHCA_CNT_MAX];
 };
 
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)

@@ -38,6 +38,7 @@
 #include "engine.h"
 #include "mr.h"
 #include "qp.h"
+#include "roce.h"
 #include "transport.h"
 
 #define SHCA_ENGINE_BATCH 64
@@ -288,6 +289,8 @@ static enum shca_tx shca_req_transport(struct shca_qp *qp,
 		goto out_release;
 
 	tx = shca_loop_send(qp, &msg);
+	if (tx == SHCA_TX_REMOTE)
+		tx = shca_roce_send(qp, &msg);
 	/* Unreliable services are not told what became of a message. */
 	if (tx != SHCA_TX_DONE && msg.qp_type != IB_QPT_RC) {
 		tx = SHCA_TX_DONE;
@@ -466,9 +469,11 @@ static bool shca_engine_run(struct shca_qp *qp)
 static void shca_qp_work(struct work_struct *work)
 {
 	struct shca_qp *qp = container_of(work, struct shca_qp, work);
+	bool more;
 
 	mutex_lock(&qp->engine_lock);
-	if (shca_engine_run(qp))
+	more = shca_roce_rx_run(qp);
+	if (shca_engine_run(qp) || more)
 		queue_work(qp->engine_wq, work);
 	mutex_unlock(&qp->engine_lock);
 }
@@ -477,6 +482,7 @@ void shca_engine_qp_init(struct shca_qp *qp, bool user)
 {
 	qp->engine_wq = user ? shca_engine_user_wq : shca_engine_wq;
 	mutex_init(&qp->engine_lock);
+	skb_queue_head_init(&qp->rx_pkts);
 	INIT_WORK(&qp->work, shca_qp_work);
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	qp->req.timer.function = shca_req_timer;
@@ -547,6 +553,8 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 	/* A run before RESET may have armed it, and it may queue the work. */
 	hrtimer_cancel(&qp->req.timer);
 	cancel_work_sync(&qp->work);
+	/* What arrives for a QP in RESET is dropped, as hardware drops it. */
+	skb_queue_purge(&qp->rx_pkts);
 	qp->req.waiting = false;
 	qp->req.started = false;
 }

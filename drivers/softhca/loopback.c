@@ -22,8 +22,9 @@ static bool shca_port_active(struct shca_dev *dev)
  * @msg: the message
  *
  * Context: the engine: process context, no lock held.
- * Return: the responder's verdict, or SHCA_TX_LOST when the destination
- * QP is not in this host or a port is down.
+ * Return: the responder's verdict, SHCA_TX_REMOTE when no device of this
+ * host has the destination GID, or SHCA_TX_LOST when the destination QP
+ * does not exist or a port is down.
  */
 enum shca_tx shca_loop_send(struct shca_qp *qp, struct shca_msg *msg)
 {
@@ -39,6 +40,9 @@ enum shca_tx shca_loop_send(struct shca_qp *qp, struct shca_msg *msg)
 	if (peer && shca_port_active(peer))
 		dest = shca_qp_get(peer, msg->dest_qpn);
 	rcu_read_unlock();
+	/* Only tested for NULL past the read-side section. */
+	if (!peer)
+		return SHCA_TX_REMOTE;
 	if (!dest)
 		return SHCA_TX_LOST;
 	tx = shca_resp_execute(dest, msg);

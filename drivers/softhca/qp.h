@@ -10,6 +10,7 @@
 #include <linux/hrtimer.h>
 #include <linux/kref.h>
 #include <linux/mutex.h>
+#include <linux/skbuff.h>
 #include <rdma/ib_verbs.h>
 
 #include "ah.h"
@@ -36,6 +37,7 @@ struct shca_req {
 	bool started;			/* the counters are the head WQE's */
 	u8 rnr_left;			/* 7: retry for ever */
 	u8 retry_left;
+	u32 psn;			/* the next packet's, on the wire */
 };
 
 struct shca_qp {
@@ -67,6 +69,8 @@ struct shca_qp {
 	 */
 	struct mutex engine_lock;
 	struct work_struct work;
+	/* Packets from the wire for the engine to execute (roce_rx.c). */
+	struct sk_buff_head rx_pkts;
 	struct workqueue_struct *engine_wq;
 	struct shca_req req;
 	struct shca_events events;

@@ -9,7 +9,7 @@
  *
  * Loopback (loopback.c) serves QPs of softhca devices in this host, by
  * calling the responder directly with the requester's memory as the
- * payload.  A wire transport (RoCEv2) plugs in beside it.
+ * payload.  RoCEv2 (roce.h) carries what loopback finds no QP here for.
  */
 #ifndef SHCA_TRANSPORT_H
 #define SHCA_TRANSPORT_H
@@ -26,6 +26,7 @@ enum shca_tx {
 	SHCA_TX_DONE,		/* executed: see status */
 	SHCA_TX_RNR,		/* no receive WQE: retry after rnr_timer */
 	SHCA_TX_LOST,		/* nothing answered: retry after a timeout */
+	SHCA_TX_REMOTE,		/* not in this host: for the wire */
 };
 
 /**

@@ -70,6 +70,7 @@ const struct ib_device_ops shca_dev_ops = {
 	.driver_id = SOFTHCA_DRIVER_ID,
 	.uverbs_abi_ver = SOFTHCA_UVERBS_ABI_VERSION,
 
+	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
 	.alloc_mr = shca_alloc_mr,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
@@ -87,6 +88,7 @@ const struct ib_device_ops shca_dev_ops = {
 	.destroy_qp = shca_destroy_qp,
 	.destroy_srq = shca_destroy_srq,
 	.get_dma_mr = shca_get_dma_mr,
+	.get_hw_stats = shca_get_hw_stats,
 	.get_link_layer = shca_get_link_layer,
 	.get_port_immutable = shca_get_port_immutable,
 	.map_mr_sg = shca_map_mr_sg,

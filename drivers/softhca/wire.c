@@ -92,6 +92,12 @@ const char *const shca_drop_names[SHCA_DROP_MAX] = {
 	[SHCA_DROP_TVER] = "drop_tver",
 	[SHCA_DROP_PAD] = "drop_pad",
 	[SHCA_DROP_LENGTH] = "drop_length",
+	[SHCA_DROP_ICRC] = "drop_icrc",
+	[SHCA_DROP_DGID] = "drop_dgid",
+	[SHCA_DROP_QPN] = "drop_qpn",
+	[SHCA_DROP_BUSY] = "drop_busy",
+	[SHCA_DROP_NOMEM] = "drop_nomem",
+	[SHCA_DROP_REFUSED] = "drop_refused",
 };
 EXPORT_SYMBOL_IF_KUNIT(shca_drop_names);
 

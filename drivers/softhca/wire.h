@@ -17,6 +17,9 @@
 #include <linux/build_bug.h>
 #include <linux/types.h>
 
+/* UDP destination port of RoCEv2 (IANA). */
+#define SHCA_ROCE_UDP_PORT	4791
+
 /* Base transport header. */
 struct shca_bth {
 	u8 opcode;
@@ -114,6 +117,8 @@ enum shca_hdr {
  * in bits 4:0.  RD, CNP and the reserved values are not in the table
  * wire.c keeps, so shca_pkt_parse() refuses them.
  */
+#define SHCA_OPCODE_TRANSPORT	GENMASK(7, 5)
+
 enum shca_transport {
 	SHCA_TRANSPORT_RC = 0x00,
 	SHCA_TRANSPORT_UC = 0x20,
@@ -187,6 +192,12 @@ enum shca_drop {
 	SHCA_DROP_TVER,		/* transport header version not 0 */
 	SHCA_DROP_PAD,		/* pad count impossible for the length */
 	SHCA_DROP_LENGTH,	/* payload where none may be, or none needed */
+	SHCA_DROP_ICRC,		/* invariant CRC mismatch */
+	SHCA_DROP_DGID,		/* destination address not the device's */
+	SHCA_DROP_QPN,		/* no such destination QP */
+	SHCA_DROP_BUSY,		/* the QP's queue of packets is full */
+	SHCA_DROP_NOMEM,	/* no memory to take the packet in */
+	SHCA_DROP_REFUSED,	/* the QP refused it (state, service, Q_Key) */
 	SHCA_DROP_MAX,
 };
 

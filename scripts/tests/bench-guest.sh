@@ -198,7 +198,7 @@ ip link add shv0 type veth peer name shv1 &&
 	echo "bench: no veth"
 # rdma_cm's listener (siw's perftest -R) must see the device's address.
 server_addr=192.0.2.1
-modprobe ib_uverbs
+modprobe -a ib_uverbs udp_tunnel ip6_udp_tunnel
 modprobe rdma_ucm
 insmod "$build/drivers/ibloop/ibloop.ko" || echo "bench: no ibloop"
 

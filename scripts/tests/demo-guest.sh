@@ -31,7 +31,7 @@ pair() {
 
 demo() {
 	show uname -r
-	modprobe ib_uverbs
+	modprobe -a ib_uverbs udp_tunnel ip6_udp_tunnel
 	show insmod "$build/drivers/softhca/softhca.ko"
 	ip link add va type veth peer name vb
 	ip link set va up

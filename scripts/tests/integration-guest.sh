@@ -42,7 +42,7 @@ gid_is() {
 }
 
 load_module() {
-	modprobe ib_uverbs && insmod "$ko"
+	modprobe -a ib_uverbs udp_tunnel ip6_udp_tunnel && insmod "$ko"
 }
 
 add_link() {
@@ -65,20 +65,51 @@ devinfo_field() {
 	ibv_devinfo -v -d "$1" | awk -v f="$2:" '$1 == f { print $2; exit }'
 }
 
+# rdma_rxe binds UDP port 4791 when its module loads, softhca when its
+# first link is added: the two take turns.  softhca0 is deleted for the
+# time rdma_rxe is loaded (rxe_load ... rxe_unload), then added again.
+softhca0_add() {
+	rdma link add softhca0 type softhca netdev shv0 &&
+		wait_for 10 link_state softhca0 ACTIVE
+}
+
+rxe_load() {
+	rdma link delete softhca0 && modprobe rdma_rxe
+}
+
+rxe_unload() {
+	rmmod rdma_rxe && softhca0_add
+}
+
+# With rdma_rxe holding the port, `rdma link add` fails, and says why.
+port_taken() {
+	local out
+	modprobe rdma_rxe || return 1
+	out=$(rdma link add softhca9 type softhca netdev shv1 2>&1)
+	echo "rdma link add: $out"
+	! no_device softhca9 && return 1
+	dmesg | grep -q "UDP port 4791 is taken (is rdma_rxe loaded?"
+}
+
 # softhca advertises at least what rdma_rxe does, on the same kernel; but
 # for max_pkeys, which RoCE has no use for beyond the default P_Key.
 limits_cover_rxe() {
-	local f rxe mine short=0
-	modprobe rdma_rxe && rdma link add rxe0 type rxe netdev shv1 || return 1
-	for f in max_qp max_qp_wr max_sge max_cq max_cqe max_mr max_pd \
-		max_qp_rd_atom max_qp_init_rd_atom max_srq max_srq_wr \
-		max_srq_sge max_ah; do
+	local f rxe short=0
+	local -A mine
+	local fields=(max_qp max_qp_wr max_sge max_cq max_cqe max_mr max_pd
+		max_qp_rd_atom max_qp_init_rd_atom max_srq max_srq_wr
+		max_srq_sge max_ah)
+	for f in "${fields[@]}"; do
+		mine[$f]=$(devinfo_field softhca0 "$f")
+	done
+	rxe_load && rdma link add rxe0 type rxe netdev shv1 || return 1
+	for f in "${fields[@]}"; do
 		rxe=$(devinfo_field rxe0 "$f")
-		mine=$(devinfo_field softhca0 "$f")
-		echo "$f: softhca0 $mine, rxe0 $rxe"
-		[ -n "$rxe" ] && [ "${mine:-0}" -ge "$rxe" ] || short=1
+		echo "$f: softhca0 ${mine[$f]}, rxe0 $rxe"
+		[ -n "$rxe" ] && [ "${mine[$f]:-0}" -ge "$rxe" ] || short=1
 	done
 	rdma link delete rxe0
+	rxe_unload || return 1
 	return $short
 }
 
@@ -157,7 +188,7 @@ has_roce_v2_gid() {
 # rxe0 on shv1 (softhca0 has shv0), with an IPv4 address for the RoCE v2
 # GID that ibloop picks: rxe loops back what it sends to its own MAC.
 rxe_up() {
-	modprobe rdma_rxe && ip addr add "$rxe_addr/32" dev shv1 &&
+	rxe_load && ip addr add "$rxe_addr/32" dev shv1 &&
 		rdma link add rxe0 type rxe netdev shv1 &&
 		wait_for 20 has_roce_v2_gid rxe0 \
 			0000:0000:0000:0000:0000:ffff:c000:0202
@@ -166,6 +197,7 @@ rxe_up() {
 rxe_down() {
 	rdma link delete rxe0
 	ip addr del "$rxe_addr/32" dev shv1
+	rxe_unload
 }
 
 # ibloop_ctx_suite DEV NAME: sends in both completion modes, and writes,
@@ -189,7 +221,7 @@ ibloop_tests() {
 		echo "ibloop: cannot load $ibloop_ko"
 	rxe_up || echo "ibloop: cannot set up rxe0"
 	ibloop_suite rxe0 rxe
-	rxe_down
+	rxe_down || echo "ibloop: cannot bring softhca0 back"
 	ibloop_suite softhca0 softhca
 	ibloop_ctx_suite softhca0 softhca
 	rmmod ibloop
@@ -232,6 +264,8 @@ check integ/uverbs-node uverbs_node
 check integ/sysfs-ipv4-gid sysfs_ipv4_gid
 check integ/ibv-devinfo "$top/userspace/tests/devinfo-check.sh" softhca0
 check integ/limits-cover-rxe limits_cover_rxe
+check integ/udp-port-taken-by-rxe port_taken
+rmmod rdma_rxe
 ibloop_tests
 provider_tests
 check integ/duplicate-refused duplicate_refused

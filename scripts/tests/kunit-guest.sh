@@ -9,6 +9,8 @@ build=$1
 # the hung-task detector tell that apart from a real hang.
 echo 600 >/proc/sys/kernel/hung_task_timeout_secs
 
+# What softhca.ko needs, which insmod does not load.
+modprobe -a ib_core udp_tunnel ip6_udp_tunnel
 insmod "$build/drivers/softhca/softhca.ko"
 insmod "$build/kunit/softhca_kunit.ko"
 # The kernel log has the whole KTAP, parameterised cases included (6.1's

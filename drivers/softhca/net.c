@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * RoCEv2's network layer.
+ *
+ * Receive.  Two kernel UDP sockets (IPv4, and IPv6-only) are bound to port
+ * 4791 in the initial namespace while at least one softhca device exists:
+ * the first `rdma link add` binds them, the last device's release closes
+ * them.  rdma_rxe binds the same port when its module loads, so with rxe
+ * loaded the bind fails and so does `rdma link add`, saying so.  A
+ * datagram reaches shca_net_recv() in softirq context; the device is the
+ * one bound to the netdev it arrived on, and roce_rx.c takes it from
+ * there.
+ *
+ * Transmit.  The transport builds the IBA headers, payload and room for
+ * the ICRC; shca_net_xmit() routes by the address vector's GIDs through
+ * the device's netdev, pushes the UDP and IP headers, computes the ICRC
+ * over the final headers (IPv4's identification is covered, so it is
+ * chosen first) and hands the packet to the IP layer, which resolves the
+ * neighbour and queues it on the netdev.
+ *
+ * The UDP checksum is 0, as RoCEv2 allows (the ICRC covers the payload);
+ * the IPv6 socket accepts a zero checksum for that reason.
+ */
+
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/addrconf.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
+#include <net/udp_tunnel.h>
+#include <rdma/softhca-abi.h>
+
+#include "ah.h"
+#include "dev.h"
+#include "icrc.h"
+#include "net.h"
+#include "roce.h"
+
+/* The sockets, shared by every device; under shca_net_lock. */
+static struct socket *shca_sock4;
+static struct socket *shca_sock6;
+static unsigned int shca_net_users;
+static DEFINE_MUTEX(shca_net_lock);
+
+/*
+ * encap_rcv of both sockets: @skb's data starts at its UDP header, whose
+ * length the UDP layer checked.  Return: 0, the datagram consumed.
+ */
+static int shca_net_recv(struct sock *sk, struct sk_buff *skb)
+{
+	struct ib_device *ibdev;
+
+	ibdev = ib_device_get_by_netdev(skb->dev, SOFTHCA_DRIVER_ID);
+	if (!ibdev) {
+		kfree_skb(skb);
+		return 0;
+	}
+	shca_roce_recv(to_shca_dev(ibdev), skb);
+	ib_device_put(ibdev);
+	return 0;
+}
+
+static struct socket *shca_net_sock_open(bool ipv6)
+{
+	struct udp_tunnel_sock_cfg tunnel = {
+		.encap_type = 1,
+		.encap_rcv = shca_net_recv,
+	};
+	struct udp_port_cfg cfg = {
+		.family = ipv6 ? AF_INET6 : AF_INET,
+		.local_udp_port = htons(SHCA_ROCE_UDP_PORT),
+		.ipv6_v6only = 1,
+		/* RoCEv2 senders leave the UDP checksum 0 (the ICRC covers). */
+		.use_udp6_rx_checksums = 0,
+	};
+	struct socket *sock;
+	int ret;
+
+	ret = udp_sock_create(&init_net, &cfg, &sock);
+	if (ret)
+		return ERR_PTR(ret);
+	setup_udp_tunnel_sock(&init_net, sock, &tunnel);
+	return sock;
+}
+
+static int shca_net_open(struct shca_dev *dev)
+{
+	struct socket *sock;
+
+	sock = shca_net_sock_open(false);
+	if (IS_ERR(sock))
+		goto err_report;
+	shca_sock4 = sock;
+	if (!IS_ENABLED(CONFIG_IPV6))
+		return 0;
+	sock = shca_net_sock_open(true);
+	if (!IS_ERR(sock)) {
+		shca_sock6 = sock;
+		return 0;
+	}
+	udp_tunnel_sock_release(shca_sock4);
+	shca_sock4 = NULL;
+err_report:
+	if (PTR_ERR(sock) == -EADDRINUSE)
+		netdev_err(dev->ndev,
+			   "softhca: UDP port %u is taken (is rdma_rxe loaded? rmmod rdma_rxe first)\n",
+			   SHCA_ROCE_UDP_PORT);
+	else
+		netdev_err(dev->ndev, "softhca: no UDP socket on port %u: %pe\n",
+			   SHCA_ROCE_UDP_PORT, sock);
+	return PTR_ERR(sock);
+}
+
+/**
+ * shca_net_get() - bind RoCEv2's UDP port for a new device
+ * @dev: the device, not registered yet
+ *
+ * Context: process context; sleeps.
+ * Return: 0, or -EADDRINUSE when another module (rdma_rxe) holds the port.
+ */
+int shca_net_get(struct shca_dev *dev)
+{
+	int ret = 0;
+
+	mutex_lock(&shca_net_lock);
+	if (!shca_net_users)
+		ret = shca_net_open(dev);
+	if (!ret)
+		shca_net_users++;
+	mutex_unlock(&shca_net_lock);
+	return ret;
+}
+
+/**
+ * shca_net_put() - a device that shca_net_get() bound for is going
+ * @dev: the device, unregistered: no packet is sent for it any more
+ *
+ * The last device closes the sockets; a datagram being received meanwhile
+ * is done with when this returns (udp_tunnel_sock_release() waits).
+ *
+ * Context: process context; sleeps.
+ */
+void shca_net_put(struct shca_dev *dev)
+{
+	mutex_lock(&shca_net_lock);
+	if (!--shca_net_users) {
+		if (shca_sock6)
+			udp_tunnel_sock_release(shca_sock6);
+		udp_tunnel_sock_release(shca_sock4);
+		shca_sock4 = NULL;
+		shca_sock6 = NULL;
+	}
+	mutex_unlock(&shca_net_lock);
+}
+
+static bool shca_av_ipv4(const struct shca_av *av)
+{
+	return av->net_type == RDMA_NETWORK_IPV4;
+}
+
+/**
+ * shca_net_headroom() - bytes to reserve in front of the BTH
+ * @dev: the sending device
+ * @av: where the packet goes
+ *
+ * Return: room for the link layer, the IP and the UDP headers.
+ */
+unsigned int shca_net_headroom(const struct shca_dev *dev,
+			       const struct shca_av *av)
+{
+	return LL_RESERVED_SPACE(dev->ndev) + sizeof(struct udphdr) +
+	       (shca_av_ipv4(av) ? sizeof(struct iphdr) :
+				   sizeof(struct ipv6hdr));
+}
+
+static void shca_net_push_udp(struct sk_buff *skb, u16 sport)
+{
+	struct udphdr *uh;
+
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = htons(sport);
+	uh->dest = htons(SHCA_ROCE_UDP_PORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+}
+
+/* The ICRC, over the final headers, into the packet's last 4 bytes. */
+static void shca_net_icrc(struct sk_buff *skb, bool ipv6)
+{
+	__le32 icrc;
+
+	icrc = cpu_to_le32(shca_icrc_skb(skb, 0, skb->len, ipv6));
+	memcpy(skb_tail_pointer(skb) - SHCA_ICRC_LEN, &icrc, sizeof(icrc));
+}
+
+static int shca_net_xmit4(struct shca_dev *dev, const struct shca_av *av,
+			  u16 sport, struct sk_buff *skb)
+{
+	const struct ib_global_route *grh = &av->attr.grh;
+	struct net *net = dev_net(dev->ndev);
+	struct flowi4 fl = {
+		.flowi4_oif = dev->ndev->ifindex,
+		.flowi4_proto = IPPROTO_UDP,
+	};
+	struct rtable *rt;
+	struct iphdr *iph;
+
+	memcpy(&fl.saddr, av->sgid.raw + 12, sizeof(fl.saddr));
+	memcpy(&fl.daddr, grh->dgid.raw + 12, sizeof(fl.daddr));
+	rt = ip_route_output_key(net, &fl);
+	if (IS_ERR(rt)) {
+		kfree_skb(skb);
+		return PTR_ERR(rt);
+	}
+	skb_dst_set(skb, &rt->dst);
+
+	shca_net_push_udp(skb, sport);
+	iph = skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	*iph = (struct iphdr){
+		.version = 4,
+		.ihl = sizeof(*iph) / 4,
+		.tos = grh->traffic_class,
+		.tot_len = htons(skb->len),
+		.frag_off = htons(IP_DF),
+		.ttl = grh->hop_limit,
+		.protocol = IPPROTO_UDP,
+		.saddr = fl.saddr,
+		.daddr = fl.daddr,
+	};
+	__ip_select_ident(net, iph, 1);
+	ip_send_check(iph);
+	skb->protocol = htons(ETH_P_IP);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	shca_net_icrc(skb, false);
+	return ip_local_out(net, shca_sock4->sk, skb);
+}
+
+static int shca_net_xmit6(struct shca_dev *dev, const struct shca_av *av,
+			  u16 sport, struct sk_buff *skb)
+{
+	const struct ib_global_route *grh = &av->attr.grh;
+	struct net *net = dev_net(dev->ndev);
+	struct flowi6 fl = {
+		.flowi6_oif = dev->ndev->ifindex,
+		.flowi6_proto = IPPROTO_UDP,
+	};
+	struct dst_entry *dst;
+	struct ipv6hdr *ip6h;
+
+	if (!IS_ENABLED(CONFIG_IPV6) || !shca_sock6) {
+		kfree_skb(skb);
+		return -EAFNOSUPPORT;
+	}
+	memcpy(&fl.saddr, av->sgid.raw, sizeof(fl.saddr));
+	memcpy(&fl.daddr, grh->dgid.raw, sizeof(fl.daddr));
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, shca_sock6->sk, &fl, NULL);
+	if (IS_ERR(dst)) {
+		kfree_skb(skb);
+		return PTR_ERR(dst);
+	}
+	skb_dst_set(skb, dst);
+
+	shca_net_push_udp(skb, sport);
+	ip6h = skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, grh->traffic_class,
+		     cpu_to_be32(grh->flow_label) & IPV6_FLOWLABEL_MASK);
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = grh->hop_limit;
+	ip6h->saddr = fl.saddr;
+	ip6h->daddr = fl.daddr;
+	skb->protocol = htons(ETH_P_IPV6);
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	shca_net_icrc(skb, true);
+	return ip6_local_out(net, shca_sock6->sk, skb);
+}
+
+/**
+ * shca_net_xmit() - send a RoCEv2 packet
+ * @dev: the sending device
+ * @av: the path: source and destination GIDs, traffic class, hop limit
+ * @sport: the UDP source port (entropy for ECMP)
+ * @skb: the packet from its BTH to the room for its ICRC, with
+ *	shca_net_headroom() in front
+ *
+ * Context: any but hard-irq; the engine's process context.
+ * Return: 0 when the packet was queued, else a negative errno (the packet
+ * is gone either way).
+ */
+int shca_net_xmit(struct shca_dev *dev, const struct shca_av *av, u16 sport,
+		  struct sk_buff *skb)
+{
+	int ret;
+
+	skb->dev = dev->ndev;
+	skb->ip_summed = CHECKSUM_NONE;
+	if (shca_av_ipv4(av))
+		ret = shca_net_xmit4(dev, av, sport, skb);
+	else
+		ret = shca_net_xmit6(dev, av, sport, skb);
+	ret = net_xmit_eval(ret);
+	shca_count(dev, ret ? SHCA_CNT_TX_ERRORS : SHCA_CNT_TX_PACKETS);
+	return ret;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * RoCEv2's network layer: the UDP tunnel sockets on port 4791 that
+ * receive for every softhca device, and IPv4/IPv6 transmission through a
+ * device's netdev.  Counters of what went through, and of what was
+ * dropped and why, are the device's, read through `rdma statistic`.
+ */
+#ifndef SHCA_NET_H
+#define SHCA_NET_H
+
+#include <linux/skbuff.h>
+#include <rdma/ib_verbs.h>
+
+#include "wire.h"
+
+struct shca_av;
+struct shca_dev;
+
+/*
+ * The device's counters: packets, then received packets dropped, by
+ * reason (enum shca_drop, from SHCA_DROP_NONE + 1).
+ */
+enum shca_counter {
+	SHCA_CNT_RX_PACKETS,
+	SHCA_CNT_TX_PACKETS,
+	SHCA_CNT_TX_ERRORS,
+	SHCA_CNT_DROP,
+	SHCA_CNT_MAX = SHCA_CNT_DROP + SHCA_DROP_MAX - 1,
+};
+
+int shca_net_get(struct shca_dev *dev);
+void shca_net_put(struct shca_dev *dev);
+
+int shca_net_xmit(struct shca_dev *dev, const struct shca_av *av, u16 sport,
+		  struct sk_buff *skb);
+unsigned int shca_net_headroom(const struct shca_dev *dev,
+			       const struct shca_av *av);
+
+void shca_count(struct shca_dev *dev, enum shca_counter counter);
+void shca_count_drop(struct shca_dev *dev, enum shca_drop reason);
+
+struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port);
+int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index);
+
+#endif /* SHCA_NET_H */

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * RoCEv2 receive.
+ *
+ * Every byte of a packet is hostile.  In softirq, shca_roce_recv() checks
+ * what can be checked without the QP: the ICRC, the IBA headers against
+ * the length (wire.c), that the destination address is one of the
+ * device's GIDs and that the destination QP exists; then it queues the
+ * packet on that QP, bounded, and kicks the QP's engine.  A packet that
+ * fails is dropped and counted by reason (`rdma statistic`).
+ *
+ * The engine executes the queued packets in order (shca_roce_rx_run()).
+ * UD: one packet is one message, handed to the responder (resp.c) as
+ * loopback hands it one, with the payload in the packet.  A message the
+ * QP refuses (state, service, Q_Key, no receive WQE) is dropped and
+ * counted too.  RC and UC packets are dropped: the wire does not carry
+ * them yet.
+ */
+
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
+
+#include "ah.h"
+#include "dev.h"
+#include "engine.h"
+#include "icrc.h"
+#include "mem.h"
+#include "net.h"
+#include "qp.h"
+#include "roce.h"
+
+/* Packets a run of the engine executes before it lets others run. */
+#define SHCA_ROCE_RX_BATCH 64
+
+static bool shca_skb_ipv6(const struct sk_buff *skb)
+{
+	return skb->protocol == htons(ETH_P_IPV6);
+}
+
+/* The source and destination addresses of @skb, as GIDs. */
+static void shca_skb_gids(const struct sk_buff *skb, union ib_gid *sgid,
+			  union ib_gid *dgid)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+
+	if (shca_skb_ipv6(skb)) {
+		memcpy(sgid, &ipv6_hdr(skb)->saddr, sizeof(*sgid));
+		memcpy(dgid, &ipv6_hdr(skb)->daddr, sizeof(*dgid));
+		return;
+	}
+	ipv6_addr_set_v4mapped(iph->saddr, (struct in6_addr *)sgid);
+	ipv6_addr_set_v4mapped(iph->daddr, (struct in6_addr *)dgid);
+}
+
+static bool shca_roce_dgid_ok(struct shca_dev *dev, const struct sk_buff *skb)
+{
+	const struct ib_gid_attr *attr;
+	union ib_gid sgid, dgid;
+
+	shca_skb_gids(skb, &sgid, &dgid);
+	attr = rdma_find_gid_by_port(&dev->ibdev, &dgid,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, SHCA_PORT,
+				     dev->ndev);
+	if (IS_ERR(attr))
+		return false;
+	rdma_put_gid_attr(attr);
+	return true;
+}
+
+/* The IBA packet: from the BTH to the end of the UDP payload. */
+static u8 *shca_skb_bth(const struct sk_buff *skb)
+{
+	return skb->data + sizeof(struct udphdr);
+}
+
+static unsigned int shca_skb_bth_len(const struct sk_buff *skb)
+{
+	return skb->len - sizeof(struct udphdr);
+}
+
+static enum shca_drop shca_roce_check(struct shca_dev *dev,
+				      struct sk_buff *skb,
+				      struct shca_pkt *pkt)
+{
+	unsigned int l3_len;
+	__le32 icrc;
+
+	/* Packets are at most an MTU: one linear buffer is cheap. */
+	if (skb_linearize(skb))
+		return SHCA_DROP_NOMEM;
+	/* The ICRC covers the BTH: it must be there to check it. */
+	if (skb->len < sizeof(struct udphdr) + sizeof(struct shca_bth) +
+		       SHCA_ICRC_LEN)
+		return SHCA_DROP_TRUNCATED;
+	l3_len = skb_tail_pointer(skb) - skb_network_header(skb);
+	memcpy(&icrc, skb_tail_pointer(skb) - SHCA_ICRC_LEN, sizeof(icrc));
+	if (le32_to_cpu(icrc) != shca_icrc_buf(skb_network_header(skb), l3_len,
+					       shca_skb_ipv6(skb)))
+		return SHCA_DROP_ICRC;
+	if (shca_pkt_parse(pkt, shca_skb_bth(skb), shca_skb_bth_len(skb)))
+		return pkt->drop;
+	if (!shca_roce_dgid_ok(dev, skb))
+		return SHCA_DROP_DGID;
+	return SHCA_DROP_NONE;
+}
+
+/**
+ * shca_roce_recv() - take a RoCEv2 datagram that reached a device
+ * @dev: the device bound to the netdev it arrived on
+ * @skb: the datagram, its data at the UDP header; consumed
+ *
+ * Context: softirq (the UDP socket's encap_rcv).
+ */
+void shca_roce_recv(struct shca_dev *dev, struct sk_buff *skb)
+{
+	struct shca_pkt pkt;
+	enum shca_drop why;
+	struct shca_qp *qp;
+
+	shca_count(dev, SHCA_CNT_RX_PACKETS);
+	why = shca_roce_check(dev, skb, &pkt);
+	if (why != SHCA_DROP_NONE)
+		goto drop;
+	qp = shca_qp_get(dev, pkt.dqpn);
+	if (!qp) {
+		why = SHCA_DROP_QPN;
+		goto drop;
+	}
+	if (skb_queue_len_lockless(&qp->rx_pkts) >= SHCA_ROCE_RX_QUEUE_MAX) {
+		shca_qp_put(qp);
+		why = SHCA_DROP_BUSY;
+		goto drop;
+	}
+	skb_queue_tail(&qp->rx_pkts, skb);
+	shca_engine_kick(qp);
+	shca_qp_put(qp);
+	return;
+
+drop:
+	ibdev_dbg_ratelimited(&dev->ibdev, "dropped a packet: %s\n",
+			      shca_drop_names[why]);
+	shca_count_drop(dev, why);
+	kfree_skb(skb);
+}
+
+/* The path a UD packet came by, as the responder reports it (GRH). */
+static void shca_roce_rx_av(const struct sk_buff *skb, struct shca_av *av)
+{
+	struct ib_global_route *grh = &av->attr.grh;
+
+	shca_skb_gids(skb, &av->sgid, &grh->dgid);
+	if (shca_skb_ipv6(skb)) {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		av->net_type = RDMA_NETWORK_IPV6;
+		grh->traffic_class = ip6_tclass(ip6_flowinfo(ip6h));
+		grh->flow_label = be32_to_cpu(ip6_flowlabel(ip6h));
+		grh->hop_limit = ip6h->hop_limit;
+		return;
+	}
+	av->net_type = RDMA_NETWORK_IPV4;
+	grh->traffic_class = ip_hdr(skb)->tos;
+	grh->hop_limit = ip_hdr(skb)->ttl;
+}
+
+static bool shca_roce_rx_ud(struct shca_qp *qp, struct sk_buff *skb,
+			    const struct shca_pkt *pkt)
+{
+	u8 *bth = shca_skb_bth(skb);
+	struct shca_sgl payload;
+	struct shca_av av = {};
+	struct shca_msg msg = {
+		.qp_type = IB_QPT_UD,
+		.opcode = pkt->opcode == SHCA_OPCODE(UD, SEND_ONLY) ?
+			  IB_WR_SEND : IB_WR_SEND_WITH_IMM,
+		.flags = pkt->se ? SOFTHCA_WQE_SOLICITED : 0,
+		.ex = (__force u32)cpu_to_be32(pkt->imm),
+		.len = pkt->paylen,
+		.payload = &payload,
+		.src_qpn = pkt->sqpn,
+		.dest_qpn = pkt->dqpn,
+		.qkey = pkt->qkey,
+		.av = &av,
+		.smac = eth_hdr(skb)->h_source,
+	};
+
+	shca_sgl_init_buf(&payload, bth + pkt->hdr_len, pkt->paylen);
+	shca_roce_rx_av(skb, &av);
+	return shca_resp_execute(qp, &msg) == SHCA_TX_DONE;
+}
+
+/* Executes one queued packet; its checks passed in shca_roce_recv(). */
+static void shca_roce_rx_one(struct shca_qp *qp, struct sk_buff *skb)
+{
+	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
+	struct shca_pkt pkt;
+	bool done = false;
+
+	shca_pkt_parse(&pkt, shca_skb_bth(skb), shca_skb_bth_len(skb));
+	if ((pkt.opcode & SHCA_OPCODE_TRANSPORT) == SHCA_TRANSPORT_UD)
+		done = shca_roce_rx_ud(qp, skb, &pkt);
+	if (!done)
+		shca_count_drop(dev, SHCA_DROP_REFUSED);
+	kfree_skb(skb);
+}
+
+/**
+ * shca_roce_rx_run() - execute a batch of the packets queued on a QP
+ * @qp: the QP
+ *
+ * Context: the QP's engine (under engine_lock); process context.
+ * Return: true when packets remain.
+ */
+bool shca_roce_rx_run(struct shca_qp *qp)
+{
+	struct sk_buff *skb;
+	unsigned int n;
+
+	for (n = 0; n < SHCA_ROCE_RX_BATCH; n++) {
+		skb = skb_dequeue(&qp->rx_pkts);
+		if (!skb)
+			return false;
+		shca_roce_rx_one(qp, skb);
+	}
+	return !skb_queue_empty_lockless(&qp->rx_pkts);
+}
