@@ -21,10 +21,52 @@
 /* Events arrive from ib_core's work queue; TCG makes it slow. */
 #define SHCA_TEST_EVENT_TIMEOUT (20 * HZ)
 
+/* A test netdev's private part: the frames it sent, while capturing. */
+struct shca_test_netdev {
+	struct sk_buff_head sent;
+	bool capture;
+};
+
+/* Frames a capture keeps; the rest (IPv6 chatter, say) are dropped. */
+#define SHCA_TEST_CAPTURE_MAX 64
+
 static netdev_tx_t shca_test_xmit(struct sk_buff *skb, struct net_device *ndev)
 {
+	struct shca_test_netdev *priv = netdev_priv(ndev);
+
+	if (READ_ONCE(priv->capture) &&
+	    skb_queue_len(&priv->sent) < SHCA_TEST_CAPTURE_MAX) {
+		skb_queue_tail(&priv->sent, skb);
+		return NETDEV_TX_OK;
+	}
 	dev_kfree_skb_any(skb);
 	return NETDEV_TX_OK;
+}
+
+/* Keep (or, @on false, stop keeping and drop) what @ndev sends. */
+void shca_test_netdev_capture(struct net_device *ndev, bool on)
+{
+	struct shca_test_netdev *priv = netdev_priv(ndev);
+
+	WRITE_ONCE(priv->capture, on);
+	if (!on)
+		skb_queue_purge(&priv->sent);
+}
+
+/* The oldest frame @ndev sent while capturing, or NULL after 5 s. */
+struct sk_buff *shca_test_netdev_sent(struct net_device *ndev)
+{
+	struct shca_test_netdev *priv = netdev_priv(ndev);
+	unsigned long end = jiffies + 5 * HZ;
+	struct sk_buff *skb;
+
+	do {
+		skb = skb_dequeue(&priv->sent);
+		if (skb)
+			return skb;
+		usleep_range(1000, 10000);
+	} while (time_before(jiffies, end));
+	return NULL;
 }
 
 /* A 25 Gb/s link, so that ib_core need not guess the port speed. */
@@ -49,12 +91,16 @@ static const struct net_device_ops shca_test_netdev_ops = {
 /* An up, carrier-on Ethernet netdev that accepts MTUs up to 9000. */
 struct net_device *shca_test_netdev_create(void)
 {
+	struct shca_test_netdev *priv;
 	struct net_device *ndev;
 	int ret;
 
-	ndev = alloc_netdev(0, "shcakt%d", NET_NAME_ENUM, ether_setup);
+	ndev = alloc_netdev(sizeof(struct shca_test_netdev), "shcakt%d",
+			    NET_NAME_ENUM, ether_setup);
 	if (!ndev)
 		return NULL;
+	priv = netdev_priv(ndev);
+	skb_queue_head_init(&priv->sent);
 	ndev->netdev_ops = &shca_test_netdev_ops;
 	ndev->ethtool_ops = &shca_test_ethtool_ops;
 	ndev->max_mtu = 9000;
@@ -80,6 +126,7 @@ err_free_netdev:
 void shca_test_netdev_destroy(struct net_device *ndev)
 {
 	unregister_netdev(ndev);
+	shca_test_netdev_capture(ndev, false);
 	free_netdev(ndev);
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Shared KUnit fixture: a private Ethernet netdev (its transmit drops
- * every frame) with a softhca device bound to it, and a recorder of the
+ * every frame, or keeps it for the test to look at) with a softhca device
+ * bound to it, and a recorder of the
  * asynchronous events ib_core delivers for that device.
  */
 #ifndef SHCA_KUNIT_FIXTURE_H
@@ -25,6 +26,8 @@ struct shca_fixture {
 
 struct net_device *shca_test_netdev_create(void);
 void shca_test_netdev_destroy(struct net_device *ndev);
+void shca_test_netdev_capture(struct net_device *ndev, bool on);
+struct sk_buff *shca_test_netdev_sent(struct net_device *ndev);
 
 int shca_fixture_setup(struct shca_fixture *fx, const char *name);
 void shca_fixture_teardown(struct shca_fixture *fx);

@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * softhca_roce: RoCEv2 on the wire, through the fixture's netdev, which
+ * keeps what it sends.  A UD send to another host leaves as one packet
+ * that says what was posted (Ethernet, IPv6, UDP to 4791 from the QP's
+ * source port, BTH, DETH, payload, ICRC over the masked headers).  That
+ * packet, addressed back to the device and given to the netdev's receive
+ * path, goes up the IP stack to softhca's UDP socket and is delivered to
+ * the QP it names, GRH first.  Damaged variants of it are dropped and
+ * counted by reason, and deliver nothing.
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/addrconf.h>
+#include <net/ndisc.h>
+#include <net/neighbour.h>
+#include <rdma/ib_cache.h>
+
+#include "dev.h"
+#include "dp.h"
+#include "fixture.h"
+#include "icrc.h"
+#include "wire.h"
+
+SHCA_SUITE_FIXTURE(shca_roce_fx, "softhca_ktroce");
+
+#define SHCA_ROCE_LEN 256
+#define SHCA_ROCE_QKEY 0x1234		/* shca_dp_setup()'s UD Q_Key */
+#define SHCA_ROCE_PEER_QPN 0x4321
+#define SHCA_ROCE_IP_OFF ETH_HLEN
+#define SHCA_ROCE_BTH_OFF (ETH_HLEN + sizeof(struct ipv6hdr) + \
+			   sizeof(struct udphdr))
+
+/* Another host on the link, known to neighbour discovery. */
+static const struct in6_addr shca_roce_peer = {
+	.s6_addr = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0,
+		     0x50, 0x54, 0x00, 0xff, 0xfe, 0x12, 0x34, 0x56 },
+};
+
+static const u8 shca_roce_peer_mac[ETH_ALEN] = {
+	0x52, 0x54, 0x00, 0x12, 0x34, 0x56
+};
+
+/* A frame as the wire carries it, and where its headers are. */
+struct shca_frame {
+	u8 *buf;
+	unsigned int len;
+};
+
+static struct ethhdr *shca_frame_eth(const struct shca_frame *f)
+{
+	return (struct ethhdr *)f->buf;
+}
+
+static struct ipv6hdr *shca_frame_ip6(const struct shca_frame *f)
+{
+	return (struct ipv6hdr *)(f->buf + SHCA_ROCE_IP_OFF);
+}
+
+static struct udphdr *shca_frame_udp(const struct shca_frame *f)
+{
+	return (struct udphdr *)(shca_frame_ip6(f) + 1);
+}
+
+static u8 *shca_frame_bth(const struct shca_frame *f)
+{
+	return f->buf + SHCA_ROCE_BTH_OFF;
+}
+
+static unsigned int shca_frame_bth_len(const struct shca_frame *f)
+{
+	return f->len - SHCA_ROCE_BTH_OFF;
+}
+
+static u32 shca_frame_icrc(const struct shca_frame *f)
+{
+	__le32 icrc;
+
+	memcpy(&icrc, f->buf + f->len - SHCA_ICRC_LEN, sizeof(icrc));
+	return le32_to_cpu(icrc);
+}
+
+/* The ICRC the frame's headers and payload call for. */
+static u32 shca_frame_want_icrc(const struct shca_frame *f)
+{
+	return shca_icrc_buf(shca_frame_ip6(f), f->len - SHCA_ROCE_IP_OFF,
+			     true);
+}
+
+static void shca_frame_seal(struct shca_frame *f)
+{
+	__le32 icrc = cpu_to_le32(shca_frame_want_icrc(f));
+
+	memcpy(f->buf + f->len - SHCA_ICRC_LEN, &icrc, sizeof(icrc));
+}
+
+/*
+ * Ends the frame @len bytes after the UDP header, with the lengths right,
+ * and the ICRC when there is room for the BTH it covers.
+ */
+static void shca_frame_cut(struct shca_frame *f, unsigned int len)
+{
+	f->len = SHCA_ROCE_BTH_OFF + len;
+	shca_frame_udp(f)->len = htons(sizeof(struct udphdr) + len);
+	shca_frame_ip6(f)->payload_len = shca_frame_udp(f)->len;
+	if (len >= sizeof(struct shca_bth) + SHCA_ICRC_LEN)
+		shca_frame_seal(f);
+}
+
+static void shca_roce_neigh(struct kunit *test, struct net_device *ndev)
+{
+	struct neighbour *n;
+
+	n = __neigh_lookup(&nd_tbl, &shca_roce_peer, ndev, 1);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, n);
+	KUNIT_ASSERT_EQ(test, neigh_update(n, shca_roce_peer_mac,
+					   NUD_PERMANENT,
+					   NEIGH_UPDATE_F_OVERRIDE |
+					   NEIGH_UPDATE_F_ADMIN, 0), 0);
+	neigh_release(n);
+}
+
+/* GID 0, the link-local address, once it is no longer tentative. */
+static void shca_roce_gid(struct kunit *test, struct shca_fixture *fx,
+			  union ib_gid *gid)
+{
+	int tries;
+
+	KUNIT_ASSERT_EQ(test, shca_fixture_wait_gid(fx, 0), 0);
+	KUNIT_ASSERT_EQ(test, rdma_query_gid(fx->ibdev, SHCA_PORT, 0, gid), 0);
+	for (tries = 0; tries < 100; tries++) {
+		if (ipv6_chk_addr(dev_net(fx->ndev), (struct in6_addr *)gid,
+				  fx->ndev, 0))
+			return;
+		msleep(50);
+	}
+	KUNIT_FAIL(test, "GID 0 stays tentative");
+}
+
+/* The next RoCEv2 frame the netdev sent, linearised into @f. */
+static void shca_roce_capture(struct kunit *test, struct shca_fixture *fx,
+			      struct shca_frame *f)
+{
+	struct sk_buff *skb;
+
+	while ((skb = shca_test_netdev_sent(fx->ndev))) {
+		f->len = skb->len;
+		f->buf = kunit_kmalloc(test, skb->len, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, f->buf);
+		KUNIT_ASSERT_EQ(test, skb_copy_bits(skb, 0, f->buf, f->len), 0);
+		kfree_skb(skb);
+		/* Skip the netdev's own chatter (neighbour discovery, MLD). */
+		if (f->len > SHCA_ROCE_BTH_OFF &&
+		    shca_frame_eth(f)->h_proto == htons(ETH_P_IPV6) &&
+		    shca_frame_ip6(f)->nexthdr == IPPROTO_UDP &&
+		    shca_frame_udp(f)->dest == htons(SHCA_ROCE_UDP_PORT))
+			return;
+	}
+	KUNIT_FAIL(test, "no RoCEv2 frame was sent");
+}
+
+/* QP 0 sends @src to the peer; @f gets the frame that left. */
+static void shca_roce_send(struct kunit *test, struct shca_dp *dp,
+			   void *src, struct shca_frame *f)
+{
+	struct rdma_ah_attr attr = { .type = RDMA_AH_ATTR_TYPE_ROCE };
+	struct ib_sge sge = shca_dp_sge(dp, src, SHCA_ROCE_LEN);
+	struct ib_ud_wr wr = {
+		.wr = { .wr_id = 1, .opcode = IB_WR_SEND, .num_sge = 1,
+			.sg_list = &sge, .send_flags = IB_SEND_SIGNALED },
+		.remote_qpn = SHCA_ROCE_PEER_QPN,
+		.remote_qkey = SHCA_ROCE_QKEY,
+	};
+	union ib_gid dgid;
+	struct ib_wc wc;
+
+	memcpy(&dgid, &shca_roce_peer, sizeof(dgid));
+	rdma_ah_set_port_num(&attr, SHCA_PORT);
+	rdma_ah_set_grh(&attr, &dgid, 0, 0, 64, 0);
+	ether_addr_copy(attr.roce.dmac, shca_roce_peer_mac);
+	wr.ah = rdma_create_ah(dp->pd, &attr, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, wr.ah);
+
+	shca_test_netdev_capture(dp->fx->ndev, true);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_send(dp, 0, &wr.wr), 0);
+	KUNIT_ASSERT_TRUE(test, shca_dp_poll(dp, 0, &wc));
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	shca_roce_capture(test, dp->fx, f);
+	shca_test_netdev_capture(dp->fx->ndev, false);
+	rdma_destroy_ah(wr.ah, 0);
+}
+
+static void shca_roce_setup(struct kunit *test, struct shca_dp *dp,
+			    union ib_gid *gid, u8 *src, struct shca_frame *f)
+{
+	struct shca_dp_opts o = shca_dp_rc;
+
+	o.type = IB_QPT_UD;
+	shca_dp_setup(test, test->priv, dp, &o);
+	shca_roce_gid(test, test->priv, gid);
+	shca_roce_neigh(test, dp->fx->ndev);
+	shca_dp_fill(src, SHCA_ROCE_LEN, 7);
+	shca_roce_send(test, dp, src, f);
+}
+
+/* A UD send to another host: one packet, every field as posted. */
+static void shca_roce_ud_tx(struct kunit *test)
+{
+	u8 *src = kunit_kzalloc(test, SHCA_ROCE_LEN, GFP_KERNEL);
+	struct shca_frame f = {};
+	struct shca_dp dp;
+	struct shca_pkt pkt;
+	union ib_gid gid;
+	u32 qpn;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	shca_roce_setup(test, &dp, &gid, src, &f);
+	qpn = dp.qp[0]->qp_num;
+
+	KUNIT_EXPECT_TRUE(test, ether_addr_equal(shca_frame_eth(&f)->h_dest,
+						 shca_roce_peer_mac));
+	KUNIT_EXPECT_TRUE(test, ipv6_addr_equal(&shca_frame_ip6(&f)->daddr,
+						&shca_roce_peer));
+	KUNIT_EXPECT_EQ(test, memcmp(&shca_frame_ip6(&f)->saddr, &gid,
+				     sizeof(gid)), 0);
+	KUNIT_EXPECT_EQ(test, shca_frame_ip6(&f)->hop_limit, 64);
+	KUNIT_EXPECT_EQ(test, ntohs(shca_frame_udp(&f)->len),
+			f.len - SHCA_ROCE_IP_OFF - sizeof(struct ipv6hdr));
+	KUNIT_EXPECT_EQ(test, ntohs(shca_frame_udp(&f)->source),
+			rdma_get_udp_sport(0, qpn, SHCA_ROCE_PEER_QPN));
+	KUNIT_EXPECT_EQ(test, (__force u16)shca_frame_udp(&f)->check, 0);
+
+	KUNIT_ASSERT_EQ(test, shca_pkt_parse(&pkt, shca_frame_bth(&f),
+					     shca_frame_bth_len(&f)), 0);
+	KUNIT_EXPECT_EQ(test, pkt.opcode, SHCA_OPCODE(UD, SEND_ONLY));
+	KUNIT_EXPECT_EQ(test, pkt.dqpn, SHCA_ROCE_PEER_QPN);
+	KUNIT_EXPECT_EQ(test, pkt.qkey, SHCA_ROCE_QKEY);
+	KUNIT_EXPECT_EQ(test, pkt.sqpn, qpn);
+	KUNIT_EXPECT_EQ(test, pkt.pkey, 0xffff);
+	KUNIT_ASSERT_EQ(test, pkt.paylen, SHCA_ROCE_LEN);
+	KUNIT_EXPECT_EQ(test, memcmp(shca_frame_bth(&f) + pkt.hdr_len, src,
+				     SHCA_ROCE_LEN), 0);
+	KUNIT_EXPECT_EQ(test, shca_frame_icrc(&f), shca_frame_want_icrc(&f));
+	/* It covers the payload to its last byte. */
+	f.buf[f.len - SHCA_ICRC_LEN - 1] ^= 1;
+	KUNIT_EXPECT_NE(test, shca_frame_icrc(&f), shca_frame_want_icrc(&f));
+	shca_dp_teardown(&dp);
+}
+
+/* The frame readdressed: from the peer's QP to the device's QP 1. */
+static void shca_roce_readdress(struct shca_dp *dp, const union ib_gid *gid,
+				struct shca_frame *f)
+{
+	struct shca_pkt pkt;
+
+	ether_addr_copy(shca_frame_eth(f)->h_dest, dp->fx->ndev->dev_addr);
+	ether_addr_copy(shca_frame_eth(f)->h_source, shca_roce_peer_mac);
+	shca_frame_ip6(f)->saddr = shca_roce_peer;
+	memcpy(&shca_frame_ip6(f)->daddr, gid, sizeof(*gid));
+	shca_pkt_parse(&pkt, shca_frame_bth(f), shca_frame_bth_len(f));
+	pkt.dqpn = dp->qp[1]->qp_num;
+	pkt.sqpn = SHCA_ROCE_PEER_QPN;
+	shca_pkt_build(&pkt, shca_frame_bth(f));
+	shca_frame_seal(f);
+}
+
+static void shca_roce_inject(struct kunit *test, struct net_device *ndev,
+			     const struct shca_frame *f)
+{
+	struct sk_buff *skb = netdev_alloc_skb(ndev, f->len);
+
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	skb_put_data(skb, f->buf, f->len);
+	skb->protocol = eth_type_trans(skb, ndev);
+	netif_rx(skb);
+}
+
+/* The packet, received: QP 1 gets the payload after the peer's GRH. */
+static void shca_roce_ud_rx(struct kunit *test)
+{
+	u8 *src = kunit_kzalloc(test, SHCA_ROCE_LEN, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, 40 + SHCA_ROCE_LEN, GFP_KERNEL);
+	struct shca_frame f = {};
+	struct shca_dp dp;
+	union ib_gid gid;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	shca_roce_setup(test, &dp, &gid, src, &f);
+	shca_roce_readdress(&dp, &gid, &f);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&dp, 1, 2, dst,
+						40 + SHCA_ROCE_LEN), 0);
+	shca_roce_inject(test, dp.fx->ndev, &f);
+
+	KUNIT_ASSERT_TRUE(test, shca_dp_poll(&dp, 1, &wc));
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 2);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 40 + SHCA_ROCE_LEN);
+	KUNIT_EXPECT_EQ(test, wc.src_qp, SHCA_ROCE_PEER_QPN);
+	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_GRH);
+	KUNIT_EXPECT_TRUE(test,
+			  ipv6_addr_equal(&((struct ipv6hdr *)dst)->saddr,
+					  &shca_roce_peer));
+	KUNIT_EXPECT_EQ(test, memcmp(dst + 40, src, SHCA_ROCE_LEN), 0);
+	shca_dp_teardown(&dp);
+}
+
+/* A damaged packet, and the reason it must be dropped for. */
+struct shca_roce_bad {
+	const char *name;
+	void (*damage)(struct shca_frame *f);
+	enum shca_drop why;
+};
+
+static void shca_roce_bad_icrc(struct shca_frame *f)
+{
+	f->buf[f->len - SHCA_ICRC_LEN - 1] ^= 1;
+}
+
+static void shca_roce_bad_truncated(struct shca_frame *f)
+{
+	/* 8 bytes of BTH, and the ICRC. */
+	shca_frame_cut(f, 8 + SHCA_ICRC_LEN);
+}
+
+static void shca_roce_bad_deth(struct shca_frame *f)
+{
+	/* A whole BTH, half a DETH. */
+	shca_frame_cut(f, sizeof(struct shca_bth) + 4 + SHCA_ICRC_LEN);
+}
+
+/* Rewrites one BTH or DETH field, and seals the frame again. */
+static void shca_roce_bad_field(struct shca_frame *f,
+				void (*set)(struct shca_pkt *pkt))
+{
+	struct shca_pkt pkt;
+
+	shca_pkt_parse(&pkt, shca_frame_bth(f), shca_frame_bth_len(f));
+	set(&pkt);
+	shca_pkt_build(&pkt, shca_frame_bth(f));
+	shca_frame_seal(f);
+}
+
+static void shca_roce_set_qpn(struct shca_pkt *pkt)
+{
+	pkt->dqpn = 0xabcde;
+}
+
+static void shca_roce_bad_qpn(struct shca_frame *f)
+{
+	shca_roce_bad_field(f, shca_roce_set_qpn);
+}
+
+static void shca_roce_set_qkey(struct shca_pkt *pkt)
+{
+	pkt->qkey = SHCA_ROCE_QKEY + 1;
+}
+
+static void shca_roce_bad_qkey(struct shca_frame *f)
+{
+	shca_roce_bad_field(f, shca_roce_set_qkey);
+}
+
+static void shca_roce_bad_tver(struct shca_frame *f)
+{
+	shca_frame_bth(f)[1] |= 1;		/* TVer, in the low nibble */
+	shca_frame_seal(f);
+}
+
+static void shca_roce_bad_opcode(struct shca_frame *f)
+{
+	shca_frame_bth(f)[0] = 0x40;		/* RD SEND_FIRST */
+	shca_frame_seal(f);
+}
+
+static const struct shca_roce_bad shca_roce_bads[] = {
+	{ "icrc", shca_roce_bad_icrc, SHCA_DROP_ICRC },
+	{ "truncated-bth", shca_roce_bad_truncated, SHCA_DROP_TRUNCATED },
+	{ "truncated-deth", shca_roce_bad_deth, SHCA_DROP_TRUNCATED },
+	{ "unknown-qpn", shca_roce_bad_qpn, SHCA_DROP_QPN },
+	{ "wrong-qkey", shca_roce_bad_qkey, SHCA_DROP_REFUSED },
+	{ "tver", shca_roce_bad_tver, SHCA_DROP_TVER },
+	{ "rd-opcode", shca_roce_bad_opcode, SHCA_DROP_OPCODE },
+};
+
+static void shca_roce_bad_desc(const struct shca_roce_bad *bad, char *desc)
+{
+	strscpy(desc, bad->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_roce_bad, shca_roce_bads, shca_roce_bad_desc);
+
+static s64 shca_roce_drops(struct shca_dp *dp, enum shca_drop why)
+{
+	struct shca_dev *dev = to_shca_dev(dp->fx->ibdev);
+
+	return atomic64_read(&dev->counters[SHCA_CNT_DROP + why - 1]);
+}
+
+/* Dropped, counted under its reason, and nothing received. */
+static void shca_roce_bad_rx(struct kunit *test)
+{
+	const struct shca_roce_bad *bad = test->param_value;
+	u8 *src = kunit_kzalloc(test, SHCA_ROCE_LEN, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, 40 + SHCA_ROCE_LEN, GFP_KERNEL);
+	struct shca_frame f = {};
+	unsigned long end;
+	struct shca_dp dp;
+	union ib_gid gid;
+	struct ib_wc wc;
+	s64 before;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	shca_roce_setup(test, &dp, &gid, src, &f);
+	shca_roce_readdress(&dp, &gid, &f);
+	bad->damage(&f);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&dp, 1, 2, dst,
+						40 + SHCA_ROCE_LEN), 0);
+	before = shca_roce_drops(&dp, bad->why);
+	shca_roce_inject(test, dp.fx->ndev, &f);
+
+	end = jiffies + 5 * HZ;
+	while (shca_roce_drops(&dp, bad->why) == before &&
+	       time_before(jiffies, end))
+		usleep_range(1000, 10000);
+	KUNIT_EXPECT_EQ(test, shca_roce_drops(&dp, bad->why), before + 1);
+	msleep(20);
+	if (ib_poll_cq(dp.cq[1], 1, &wc) == 1)
+		KUNIT_FAIL(test, "received: wr_id %llu status %d byte_len %u src_qp %#x",
+			   wc.wr_id, wc.status, wc.byte_len, wc.src_qp);
+	shca_dp_teardown(&dp);
+}
+
+static struct kunit_case shca_roce_cases[] = {
+	KUNIT_CASE(shca_roce_ud_tx),
+	KUNIT_CASE(shca_roce_ud_rx),
+	KUNIT_CASE_PARAM(shca_roce_bad_rx, shca_roce_bad_gen_params),
+	{}
+};
+
+static struct kunit_suite shca_roce_suite = {
+	.name = "softhca_roce",
+	.suite_init = shca_roce_fx_suite_init,
+	.suite_exit = shca_roce_fx_suite_exit,
+	.init = shca_roce_fx_init,
+	.test_cases = shca_roce_cases,
+};
+
+kunit_test_suite(shca_roce_suite);
