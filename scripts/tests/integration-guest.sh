@@ -83,12 +83,14 @@ rxe_unload() {
 
 # With rdma_rxe holding the port, `rdma link add` fails, and says why.
 port_taken() {
-	local out
-	modprobe rdma_rxe || return 1
+	local out ok=1
+	rxe_load || return 1
 	out=$(rdma link add softhca9 type softhca netdev shv1 2>&1)
 	echo "rdma link add: $out"
-	! no_device softhca9 && return 1
-	dmesg | grep -q "UDP port 4791 is taken (is rdma_rxe loaded?"
+	no_device softhca9 &&
+		dmesg | grep -q "UDP port 4791 is taken (is rdma_rxe loaded?" &&
+		ok=0
+	rxe_unload && return $ok
 }
 
 # softhca advertises at least what rdma_rxe does, on the same kernel; but
@@ -265,7 +267,6 @@ check integ/sysfs-ipv4-gid sysfs_ipv4_gid
 check integ/ibv-devinfo "$top/userspace/tests/devinfo-check.sh" softhca0
 check integ/limits-cover-rxe limits_cover_rxe
 check integ/udp-port-taken-by-rxe port_taken
-rmmod rdma_rxe
 ibloop_tests
 provider_tests
 check integ/duplicate-refused duplicate_refused
