@@ -1,6 +1,7 @@
 #!/bin/bash
 # run.sh [--timeout SECS] [--log FILE] [--share DIR] [--mem SIZE] [--smp N]
-#        [--append KERNEL_ARGS] KERNEL_DIR -- CMD [ARGS...]
+#        [--append KERNEL_ARGS] [--wire MY_PORT:PEER_PORT:MAC]
+#        KERNEL_DIR -- CMD [ARGS...]
 #
 # Boots the kernel in KERNEL_DIR under QEMU (TCG) with the host's root as the
 # guest's root (read-only 9p + a tmpfs overlay, so the guest can write but
@@ -29,6 +30,14 @@
 # --kernel: the guest boots with printk.time=1), so CMD's own output may
 # say "WARNING:" freely.
 #
+# The guest has no network (-nic none) unless --wire gives it one
+# virtio-net NIC with address MAC, whose backend is a QEMU UDP socket bound
+# to 127.0.0.1:MY_PORT and sending to 127.0.0.1:PEER_PORT.  Two guests
+# given mirrored ports share an Ethernet wire that never leaves the host's
+# loopback, and either may boot first (UDP needs no listener; frames sent
+# before the peer is up are lost, as on a cable).  The guest's kernel must
+# have virtio_net: Debian's has it as a module, for CMD to modprobe.
+#
 # Exit status:
 #   CMD's exit status  the guest reported it and the log has no splat
 #   90  the console log has a kernel splat (scripts/vm/splat-scan.sh),
@@ -51,10 +60,24 @@ share=
 mem=2G
 smp=2
 append=
+wire=()
 
 usage() {
 	die "usage: run.sh [--timeout SECS] [--log FILE] [--share DIR]" \
-		"[--mem SIZE] [--smp N] [--append KERNEL_ARGS] KERNEL_DIR -- CMD [ARGS...]"
+		"[--mem SIZE] [--smp N] [--append KERNEL_ARGS]" \
+		"[--wire MY_PORT:PEER_PORT:MAC] KERNEL_DIR -- CMD [ARGS...]"
+}
+
+# --wire MY_PORT:PEER_PORT:MAC: QEMU's arguments for the NIC, in $wire.
+wire_nic() {
+	local port='[1-9][0-9]*' mac='[0-9a-f][0-9a-f]' my peer addr
+	grep -qx "$port:$port:$mac\(:$mac\)\{5\}" <<<"$1" ||
+		die "bad --wire $1: want MY_PORT:PEER_PORT:MAC (lower-case hex)"
+	my=${1%%:*}
+	peer=${1#*:} && peer=${peer%%:*}
+	addr=${1#*:*:}
+	wire=(-netdev "socket,id=wire,udp=127.0.0.1:$peer,localaddr=127.0.0.1:$my"
+		-device "virtio-net-pci,netdev=wire,mac=$addr")
 }
 
 # Paths go on the kernel command line and into QEMU's comma-separated
@@ -123,7 +146,7 @@ boot() {
 	# this script's group (a CI runner, a shell job) kills QEMU too.
 	timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \
 		-machine q35 -accel tcg -cpu max -m "$mem" -smp "$smp" \
-		-nographic -no-reboot -nic none \
+		-nographic -no-reboot -nic none "${wire[@]}" \
 		-kernel "$kdir/bzImage" -initrd "$initrd" -append "$cmdline" \
 		-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
 		-virtfs "local,path=$share,mount_tag=share,security_model=none,multidevs=remap" \
@@ -140,6 +163,7 @@ main() {
 		--mem) mem=${2:?} && shift 2 ;;
 		--smp) smp=${2:?} && shift 2 ;;
 		--append) append=${2:?} && shift 2 ;;
+		--wire) wire_nic "${2:?}" && shift 2 ;;
 		--) usage ;;
 		-*) usage ;;
 		*) break ;;
