@@ -1,0 +1,425 @@
+#!/bin/bash
+# wire-guest.sh ROLE MAC BUILD PROVIDER
+#
+# Guest side of scripts/wire.sh: one of two guests, ROLE a or b, joined by
+# an Ethernet wire (run.sh --wire; this guest's NIC has address MAC).  a is
+# 10.73.0.1/24 and runs the servers, b is 10.73.0.2/24 and runs the
+# clients.  BUILD is this kernel's build directory, PROVIDER softhca's
+# rdma-core provider.
+#
+# The two step through the cases in lock step by files in
+# $SOFTHCA_RENDEZVOUS, a directory both guests reach straight through 9p
+# (see wire.sh).  For each case, each side sets up its device on the NIC
+# and says whether that worked ("ready", the case's barrier); a starts
+# the server and says when it listens; b then runs the client; both say
+# how their side ended ("done"), tear their device down and say whether
+# that worked ("down").  Every wait for the peer is bounded
+# ($sync_timeout); a peer that never answers fails the case, and every
+# later one at once.  a reports each case; each side reports its own end
+# of the wire coming up.
+set -uo pipefail
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+role=$1
+mac=$2
+build=$3
+export RDMAV_DRIVERS=$4
+ko=$build/drivers/softhca/softhca.ko
+rv=${SOFTHCA_RENDEZVOUS:?SOFTHCA_RENDEZVOUS names the rendezvous directory}
+# This guest's own directory: its results, its figures, its case logs.
+mydir=$(dirname "${SOFTHCA_RESULTS:-$rv/$role/results}")
+server_addr=10.73.0.1
+case $role in
+a) me=10.73.0.1 peer=10.73.0.2 other=b ;;
+b) me=10.73.0.2 peer=10.73.0.1 other=a ;;
+*) die "usage: wire-guest.sh a|b MAC BUILD PROVIDER" ;;
+esac
+
+# The device pairs, A/B: the device a serves from and the one b connects
+# from.  A mixed pair and its reverse are each a line, so that both
+# directions are tested.
+pairs=(
+	rxe/rxe
+	softhca/softhca
+	softhca/rxe
+	rxe/softhca
+)
+
+# The tests, each run on every pair: NAME TEST [NETEM...]; NETEM, if any,
+# is what `tc qdisc add dev NIC root netem` gets on both sides for the
+# test's duration.
+tests=(
+	"ud_pingpong ud_pingpong"
+	"rc_pingpong rc_pingpong"
+	"write_bw write_bw"
+	"rping rping"
+	"rc_loss rc_pingpong loss 5%"
+	"rc_reorder rc_pingpong delay 1ms reorder 25%"
+	"rc_duplicate rc_pingpong duplicate 5%"
+	"rc_corrupt rc_pingpong corrupt 2%"
+)
+
+# Cases that fail for a reason that is not softhca's: PAIR NAME REASON.
+# They are reported as skipped, with the reason; the test stays for the
+# other pairs.
+known=()
+
+# Until softhca has a RoCEv2 transport, its pairs are skipped;
+# SOFTHCA_WIRE_SOFTHCA=1 runs them.  SOFTHCA_WIRE_ONLY, an extended
+# regular expression, runs only the cases whose name (A-B/NAME, e.g.
+# softhca-rxe/rc_loss) it matches; the others are not reported.
+softhca_wire=${SOFTHCA_WIRE_SOFTHCA:-0}
+only=${SOFTHCA_WIRE_ONLY:-}
+
+# The longest a server or client may run (a passing one takes 15 s at
+# most here, a failing one may wait for ever: a UD pingpong that lost a
+# message, an RC server whose client gave up), and the longest a side
+# waits for its peer at a rendezvous (the peer may be running a client
+# meanwhile).
+run_timeout=90
+sync_timeout=150
+peer_gone=
+
+# wait_for SECONDS CMD...: poll until CMD succeeds.
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.2
+	done
+}
+
+# post KEY VALUE: tell the peer VALUE under KEY.  Written aside and
+# renamed, so that the peer never reads half of it.
+post() {
+	printf '%s\n' "$2" >"$rv/.$1.$role" && mv "$rv/.$1.$role" "$rv/$1.$role"
+}
+
+# await KEY: the peer's value for KEY, in $reply, waiting up to
+# $sync_timeout s.  A peer that does not answer is gone: this and every
+# later await fail at once.
+await() {
+	local f=$rv/$1.$other
+	reply=
+	[ -z "$peer_gone" ] || return 1
+	if ! wait_for "$sync_timeout" test -f "$f"; then
+		peer_gone="no word from $other at $1 in $sync_timeout s"
+		echo "$peer_gone"
+		return 1
+	fi
+	reply=$(<"$f")
+}
+
+# This guest's figures, for wire.sh to show.
+figures() {
+	cat >>"$mydir/wire.log"
+}
+
+nic_by_mac() {
+	local d
+	for d in /sys/class/net/*; do
+		[ "$(cat "$d/address")" = "$mac" ] && nic=${d##*/} && return 0
+	done
+	return 1
+}
+
+pings() {
+	busybox ping -c 1 -W 1 "$peer" >/dev/null 2>&1
+}
+
+# The NIC, addressed, up, and the peer answering ping (the host has no
+# ping of its own; busybox-static is there for the harness's initrd).
+wire_up() {
+	modprobe virtio_net && wait_for 10 nic_by_mac || return 1
+	echo "wire: $nic has $mac"
+	ip addr add "$me/24" dev "$nic" && ip link set "$nic" up &&
+		wait_for 90 pings
+}
+
+# GID index 1 of DEV's port 1 is this guest's address, IPv4-mapped, as a
+# RoCE v2 GID: what -g 1 and -x 1 use.
+roce_v2_gid1() {
+	local port=/sys/class/infiniband/$1/ports/1 gid o1 o2 o3 o4
+	IFS=. read -r o1 o2 o3 o4 <<<"$me"
+	gid=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+		"$o1" "$o2" "$o3" "$o4")
+	grep -qx "$gid" "$port/gids/1" 2>/dev/null &&
+		grep -qx "RoCE v2" "$port/gid_attrs/types/1"
+}
+
+dev_name() {
+	echo "${1}0"
+}
+
+# rdma_rxe binds UDP 4791 when it loads, softhca when its first link is
+# added: the two are never loaded together.
+unload() {
+	! grep -q "^$1 " /proc/modules || rmmod "$1"
+}
+
+# unload_soon MODULE: a module may stay busy a moment after its last
+# user exited; only the last attempt's complaint is shown.
+unload_soon() {
+	wait_for 10 unload "$1" 2>/dev/null || unload "$1"
+}
+
+# dev_up TYPE NETEM: TYPE's device on the NIC, its RoCE v2 GID in place,
+# and NETEM, if any, on the NIC.
+dev_up() {
+	local dev
+	dev=$(dev_name "$1")
+	case $1 in
+	rxe)
+		unload softhca && modprobe crc32_generic &&
+			modprobe rdma_rxe ;;
+	softhca)
+		unload rdma_rxe && modprobe ib_uverbs &&
+			{ grep -q '^softhca ' /proc/modules || insmod "$ko"; } ;;
+	*) false ;;
+	esac || return 1
+	rdma link add "$dev" type "$1" netdev "$nic" &&
+		wait_for 30 roce_v2_gid1 "$dev" || return 1
+	# shellcheck disable=SC2086 # netem's words
+	[ -z "$2" ] || tc qdisc add dev "$nic" root netem $2
+}
+
+# evidence NAME TYPE NETEM: what the device and netem counted (the
+# device's non-zero hardware counters: rdma_rxe's retransmissions, NAKs,
+# duplicates; netem's drops), into the figures.
+evidence() {
+	local f counters=
+	for f in "/sys/class/infiniband/$(dev_name "$2")"/ports/1/hw_counters/*; do
+		[ -f "$f" ] && [ "${f##*/}" != lifespan ] &&
+			[ "$(cat "$f")" != 0 ] &&
+			counters+=" ${f##*/}=$(cat "$f")"
+	done
+	echo "$1 $role counters:${counters:- none}" | figures
+	[ -z "$3" ] ||
+		tc -s qdisc show dev "$nic" | awk -v t="$1 $role netem" \
+			'/Sent/ { print t ":" $0; exit }' | figures
+}
+
+# dev_down TYPE NETEM: the NIC as it was, TYPE's module unloaded.
+dev_down() {
+	local rc=0
+	[ -z "$2" ] || tc qdisc del dev "$nic" root || rc=1
+	rdma link delete "$(dev_name "$1")" || rc=1
+	case $1 in
+	rxe) unload_soon rdma_rxe || rc=1 ;;
+	softhca) unload_soon softhca || rc=1 ;;
+	esac
+	return $rc
+}
+
+# side_cmd TEST DEV: this side's command line for TEST, in $cmd, and the
+# TCP port its server listens on, if any, in $port.
+side_cmd() {
+	port=
+	case $1 in
+	ud_pingpong)
+		port=18515
+		cmd=(ibv_ud_pingpong -g 1 -d "$2" -p "$port" -n 200 -s 1024) ;;
+	rc_pingpong)
+		port=18515
+		cmd=(ibv_rc_pingpong -g 1 -c -d "$2" -p "$port" -n 200 -s 4096) ;;
+	write_bw)
+		port=18516
+		cmd=(ib_write_bw -d "$2" -x 1 -p "$port" -n 1000 -s 65536) ;;
+	rping)
+		cmd=(rping -a "$server_addr" -C 100 -V -v)
+		if [ "$role" = a ]; then cmd+=(-s); else cmd+=(-c); fi
+		return ;;
+	*) return 1 ;;
+	esac
+	[ "$role" = a ] || cmd+=("$server_addr")
+}
+
+# Is the server up?  A TCP port listening, or for rping (rdma_cm, no
+# TCP) a listening CM ID.
+listening() {
+	if [ -n "$port" ]; then
+		ss -Hltn "sport = :$port" | grep -q .
+	else
+		rdma resource show cm_id 2>/dev/null | grep -q 'state LISTEN'
+	fi
+}
+
+# serve KEY LOG: a's side of a round.  Start the server, tell b when it
+# listens, and let it run until it exits, or until b's client has been
+# done for 20 s (a client that failed leaves the server waiting).
+serve() {
+	local pid rc end=
+	timeout "$run_timeout" stdbuf -oL -eL "${cmd[@]}" >"$2" 2>&1 </dev/null &
+	pid=$!
+	if ! wait_for 30 listening; then
+		echo "server not listening after 30 s" >>"$2"
+		post "$1.listening" 1
+		kill "$pid" 2>/dev/null
+		wait "$pid"
+		return 1
+	fi
+	post "$1.listening" 0
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ -z "$end" ] && [ -f "$rv/$1.done.$other" ]; then
+			end=$((SECONDS + 20))
+		elif [ -n "$end" ] && [ $SECONDS -ge "$end" ]; then
+			echo "server still running 20 s after the client ended" >>"$2"
+			kill "$pid"
+			break
+		fi
+		sleep 0.2
+	done
+	wait "$pid"
+	rc=$?
+	return $rc
+}
+
+# connect KEY LOG: b's side of a round: once a listens, the client.
+connect() {
+	if ! await "$1.listening"; then
+		echo "$peer_gone" >"$2"
+		return 1
+	elif [ "$reply" != 0 ]; then
+		echo "the server did not start" >"$2"
+		return 1
+	fi
+	timeout "$run_timeout" stdbuf -oL -eL "${cmd[@]}" >"$2" 2>&1 </dev/null
+}
+
+# round KEY TEST DEV LOG: one run of TEST's server (a) or client (b),
+# line-buffered so that a run killed by its timeout leaves its log;
+# sets $mine to "STATUS AGAIN", AGAIN being 1 when the run may be
+# repeated: perftest calibrates its cycle counter against the clock at
+# start, and a starved vCPU can make that fail ("Can't produce a report",
+# exit 1 after the traffic).
+round() {
+	local rc again=0
+	mine="1 0"
+	side_cmd "$2" "$3" || return 1
+	if [ "$role" = a ]; then
+		serve "$1" "$4"
+	else
+		connect "$1" "$4"
+	fi
+	rc=$?
+	grep -q "Can't produce a report" "$4" && again=1
+	mine="$rc $again"
+	echo "$role: ${cmd[*]}: exit $rc"
+}
+
+# The figures of a run: the pingpongs' rates, and perftest's result line
+# (the client's line after the column headings).
+record() {
+	local name=$1 log=$2
+	awk -v t="$name $role" '/iters in|bytes in/ { print t ": " $0 }' \
+		"$log" | figures
+	[ "$role" = b ] || return 0
+	awk -v t="$name" 'h && NF { print t ": " $0; exit }
+		/#bytes/ { h = 1 }' "$log" | figures
+}
+
+# again MINE THEIRS: "STATUS AGAIN" of each side; is another round
+# worth it?  When a side failed and either may blame perftest's clock.
+again() {
+	# shellcheck disable=SC2086 # two words each
+	set -- $1 $2
+	[ $# = 4 ] && [ "$1 $3" != "0 0" ] && [[ "$2$4" == *1* ]]
+}
+
+# run_case KEY PAIR NAME TEST [NETEM]: one case, both sides.
+run_case() {
+	local key=$1 pair=$2 name=$3 test=$4 netem=${5:-} type dev result
+	local k up=0 down=0 peer_up peer_down try mine='' theirs='' log why=''
+	local start=$SECONDS
+	result=${pair/\//-}/$name
+	[ -z "$only" ] || [[ $result =~ $only ]] || return 0
+	case " ${pair/\// } " in *" softhca "*)
+		if [ "$softhca_wire" != 1 ]; then
+			[ "$role" = b ] ||
+				skip "wire/$result" "softhca has no RoCEv2 transport yet"
+			return
+		fi ;;
+	esac
+	for k in "${known[@]}"; do
+		# shellcheck disable=SC2086 # PAIR NAME REASON
+		set -- $k
+		if [ "$1" = "$pair" ] && [ "$2" = "$name" ]; then
+			[ "$role" = b ] || skip "wire/$result" "${*:3}"
+			return
+		fi
+	done
+	if [ -n "$peer_gone" ]; then
+		[ "$role" = b ] || fail "wire/$result" "$peer_gone"
+		return
+	fi
+	if [ "$role" = a ]; then type=${pair%/*}; else type=${pair#*/}; fi
+	dev=$(dev_name "$type")
+	log=$mydir/cases/$result.$role.log
+	mkdir -p "${log%/*}"
+	echo "== $result${netem:+ (netem $netem)}: $role is $dev"
+	dev_up "$type" "$netem" || up=1
+	post "$key.ready" "$up"
+	await "$key.ready"
+	peer_up=${reply:-gone}
+	if [ "$up" = 0 ] && [ "$peer_up" = 0 ]; then
+		for try in 1 2 3; do
+			round "$key.$try" "$test" "$dev" "$log"
+			post "$key.$try.done" "$mine"
+			await "$key.$try.done"
+			theirs=${reply:-gone}
+			if [ $try = 3 ] || ! again "$mine" "$theirs"; then
+				break
+			fi
+			sed "s/^/$role try $try: /" "$log" >>"$log.failed"
+			echo "$result: perftest could not calibrate its clock; again"
+		done
+		record "$result" "$log"
+		sed "s/^/$role: /" "$log"
+	fi
+	evidence "$result" "$type" "$netem"
+	dev_down "$type" "$netem" || down=1
+	post "$key.down" "$down"
+	await "$key.down"
+	peer_down=${reply:-gone}
+	[ "$role" = a ] || return
+	if [ "$up $peer_up" != "0 0" ]; then
+		why="device setup: a $up, b $peer_up"
+	elif [ "${mine%% *} ${theirs%% *}" != "0 0" ]; then
+		why="server exit ${mine%% *}, client exit ${theirs%% *}"
+	fi
+	[ "$down $peer_down" = "0 0" ] ||
+		why="${why:+$why; }teardown: a $down, b $peer_down"
+	echo "$result: $((SECONDS - start)) s" | figures
+	if [ -z "$why" ]; then
+		pass "wire/$result"
+	else
+		fail "wire/$result" "$why"
+	fi
+}
+
+main() {
+	local n=0 pair t
+	modprobe ib_uverbs
+	modprobe rdma_ucm	# rping's rdma_cm, from user space
+	mkdir -p "$mydir"
+	if wire_up; then
+		pass "wire/wire-up-$role"
+		post hello "$nic"
+		await hello || true
+	else
+		fail "wire/wire-up-$role" "no answer to ping from $peer"
+		peer_gone="the wire is down"
+	fi
+	for pair in "${pairs[@]}"; do
+		for t in "${tests[@]}"; do
+			n=$((n + 1))
+			# shellcheck disable=SC2086 # NAME TEST [NETEM...]
+			set -- $t
+			run_case "c$n" "$pair" "$1" "$2" "${*:3}"
+		done
+	done
+}
+
+main

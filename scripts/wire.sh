@@ -1,0 +1,101 @@
+#!/bin/bash
+# wire.sh [KDIR]
+#
+# RoCEv2 between two hosts: builds softhca for KDIR (default: the kernel
+# `make` builds for, Debian's 6.1), boots that Debian kernel twice, as
+# guests a and b joined by a wire that never leaves the host (run.sh
+# --wire: a virtio-net NIC each, the backends QEMU UDP sockets sending to
+# each other over 127.0.0.1), and runs scripts/tests/wire-guest.sh in
+# both, which step through the test cases in lock step.  Results are
+# named wire/... for the default kernel and wire-<major.minor>/... for any
+# other, as integration.sh does.  The cases with softhca on either side
+# are skipped until SOFTHCA_WIRE_SOFTHCA=1 is set (softhca has no RoCEv2
+# transport yet); see wire-guest.sh for the cases.
+#
+# The rendezvous: both guests get the same --share, this run's directory,
+# so each reaches the other's files straight through its own 9p mount
+# (no caching: 9p's default cache=none).  Through the guest's root, an
+# overlay over the host's root, a peer's share is not usable: overlayfs
+# caches what it looked up in its lower layer, and files the other guest
+# created afterwards were seen late or never (a negative dentry stayed).
+# Each guest has its own directory in the share (a/, b/) for its results,
+# figures and console log; run.sh keeps each guest's job apart
+# (.vm.XXXXXX); rendezvous/ holds the lock-step files.
+set -uo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+default_kdir=$(make -s -C "$top" print-kdir)
+kdir=${1:-$default_kdir}
+rel=$(kdir_release "$kdir")
+prefix=wire
+[ "$kdir" -ef "$default_kdir" ] || [[ ! $rel =~ ^[0-9]+\.[0-9]+ ]] ||
+	prefix=wire-${BASH_REMATCH[0]}
+kernel=$("$top/scripts/kernel/debian-kernel.sh" "$rel") || die "no kernel $rel"
+make -s -C "$top" KDIR="$kdir" modules >/dev/null || die "module build failed"
+make -s -C "$top" userspace >/dev/null || die "provider build failed"
+
+# Two UDP ports free on 127.0.0.1, below the ephemeral range, so that no
+# socket the kernel binds on its own takes one before QEMU does.
+free_ports() {
+	local used p ports=()
+	used=$(ss -Huan | awk '{ n = split($4, a, ":"); print a[n] }')
+	while [ ${#ports[@]} -lt 2 ]; do
+		p=$((20000 + RANDOM % 10000))
+		grep -qx "$p" <<<"$used" || [ "${ports[0]:-}" = "$p" ] ||
+			ports+=("$p")
+	done
+	echo "${ports[@]}"
+}
+
+# A guest runs 8 cases in about 3 minutes; a case that fails by timing
+# out takes 2.  With softhca's 24 cases on, allow for them failing so.
+guest_timeout=900
+[ "${SOFTHCA_WIRE_SOFTHCA:-0}" != 1 ] || guest_timeout=3600
+
+share=$(run_dir "wire-$rel")
+mkdir -p "$share/a" "$share/b" "$share/rendezvous"
+read -r port_a port_b <<<"$(free_ports)"
+
+# guest ROLE MY_PORT PEER_PORT MAC: one guest's whole run; its exit status
+# is run.sh's.
+guest() {
+	SOFTHCA_RESULTS=$share/$1/results \
+		SOFTHCA_RENDEZVOUS=$share/rendezvous \
+		"$top/scripts/vm/run.sh" --timeout "$guest_timeout" --mem 1G \
+		--share "$share" --log "$share/$1/console.log" \
+		--wire "$2:$3:$4" "$kernel" -- \
+		"$top/scripts/tests/wire-guest.sh" "$1" "$4" "$top/build/$rel" \
+		"$top/build/userspace/libsofthca" >/dev/null
+}
+
+start=$SECONDS
+guest a "$port_a" "$port_b" 52:54:00:12:34:01 &
+pid_a=$!
+guest b "$port_b" "$port_a" 52:54:00:12:34:02 &
+pid_b=$!
+declare -A rc
+wait "$pid_a"
+rc[a]=$?
+wait "$pid_b"
+rc[b]=$?
+say "wire ($rel): both guests ran in $((SECONDS - start)) s; logs in $share"
+
+for g in a b; do
+	[ "$prefix" = wire ] || [ ! -f "$share/$g/results" ] ||
+		sed -i "s# wire/# $prefix/#" "$share/$g/results"
+	replay_results "$share/$g/results"
+done
+# The figures each side recorded (pingpong rates, ib_write_bw's line).
+for g in a b; do
+	[ ! -f "$share/$g/wire.log" ] || sed "s/^/$prefix: /" "$share/$g/wire.log"
+done
+# A guest that crashed or hung (run.sh's 91, 92) fails here, whatever
+# cases it reported.
+for g in a b; do
+	if [ "${rc[$g]}" = 0 ]; then
+		pass "$prefix/kernel-log-clean-$g"
+	else
+		fail "$prefix/kernel-log-clean-$g" "harness exit ${rc[$g]}; see $share/$g"
+	fi
+done
