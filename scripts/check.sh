@@ -56,6 +56,20 @@ integration_612() {
 	"$top/scripts/integration.sh" "$kdir"
 }
 suite integration-6.12 integration_612
+# RoCEv2 between two guests joined by a wire over the host's loopback,
+# on both kernels (wire/... and wire-6.12/...); the softhca cases skip
+# until SOFTHCA_WIRE_SOFTHCA=1.
+suite wire "$top/scripts/wire.sh"
+wire_612() {
+	local kdir
+	kdir=$(kdir_lts612)
+	if [ -z "$kdir" ]; then
+		skip wire-6.12/suite "no linux-headers-6.12.*+deb12-amd64"
+		return 0
+	fi
+	"$top/scripts/wire.sh" "$kdir"
+}
+suite wire-6.12 wire_612
 # make bench, one repetition with few iterations (and on the debug kernel,
 # three perftest figures): it runs, and every figure comes out for softhca
 # and rdma_rxe.
