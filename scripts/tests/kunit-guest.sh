@@ -16,5 +16,7 @@ insmod "$build/kunit/softhca_kunit.ko"
 # The kernel log has the whole KTAP, parameterised cases included (6.1's
 # debugfs results keep only a case's last parameter).
 dmesg --notime >"$SOFTHCA_SHARE/dmesg.txt"
+# The same with timestamps: how long each suite took.
+dmesg >"$SOFTHCA_SHARE/dmesg-time.txt"
 rmmod softhca_kunit
 rmmod softhca
