@@ -57,8 +57,8 @@ integration_612() {
 }
 suite integration-6.12 integration_612
 # RoCEv2 between two guests joined by a wire over the host's loopback,
-# on both kernels (wire/... and wire-6.12/...); the softhca cases skip
-# until SOFTHCA_WIRE_SOFTHCA=1.
+# on both kernels (wire/... and wire-6.12/...); softhca's RC cases skip
+# until SOFTHCA_WIRE_RC=1.
 suite wire "$top/scripts/wire.sh"
 wire_612() {
 	local kdir
