@@ -277,35 +277,48 @@ static void shca_roce_inject(struct kunit *test, struct net_device *ndev,
 	netif_rx(skb);
 }
 
+/* The sent packet readdressed to QP 1, which has a receive posted. */
+struct shca_roce_rx {
+	struct shca_dp dp;
+	union ib_gid gid;
+	struct shca_frame f;
+	u8 *src;
+	u8 *dst;
+};
+
+static void shca_roce_rx_setup(struct kunit *test, struct shca_roce_rx *rx)
+{
+	*rx = (struct shca_roce_rx){};
+	rx->src = kunit_kzalloc(test, SHCA_ROCE_LEN, GFP_KERNEL);
+	rx->dst = kunit_kzalloc(test, 40 + SHCA_ROCE_LEN, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rx->src);
+	KUNIT_ASSERT_NOT_NULL(test, rx->dst);
+	shca_roce_setup(test, &rx->dp, &rx->gid, rx->src, &rx->f);
+	shca_roce_readdress(&rx->dp, &rx->gid, &rx->f);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&rx->dp, 1, 2, rx->dst,
+						40 + SHCA_ROCE_LEN), 0);
+}
+
 /* The packet, received: QP 1 gets the payload after the peer's GRH. */
 static void shca_roce_ud_rx(struct kunit *test)
 {
-	u8 *src = kunit_kzalloc(test, SHCA_ROCE_LEN, GFP_KERNEL);
-	u8 *dst = kunit_kzalloc(test, 40 + SHCA_ROCE_LEN, GFP_KERNEL);
-	struct shca_frame f = {};
-	struct shca_dp dp;
-	union ib_gid gid;
+	struct shca_roce_rx rx;
 	struct ib_wc wc;
 
-	KUNIT_ASSERT_NOT_NULL(test, src);
-	KUNIT_ASSERT_NOT_NULL(test, dst);
-	shca_roce_setup(test, &dp, &gid, src, &f);
-	shca_roce_readdress(&dp, &gid, &f);
-	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&dp, 1, 2, dst,
-						40 + SHCA_ROCE_LEN), 0);
-	shca_roce_inject(test, dp.fx->ndev, &f);
+	shca_roce_rx_setup(test, &rx);
+	shca_roce_inject(test, rx.dp.fx->ndev, &rx.f);
 
-	KUNIT_ASSERT_TRUE(test, shca_dp_poll(&dp, 1, &wc));
+	KUNIT_ASSERT_TRUE(test, shca_dp_poll(&rx.dp, 1, &wc));
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, wc.wr_id, 2);
 	KUNIT_EXPECT_EQ(test, wc.byte_len, 40 + SHCA_ROCE_LEN);
 	KUNIT_EXPECT_EQ(test, wc.src_qp, SHCA_ROCE_PEER_QPN);
 	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_GRH);
 	KUNIT_EXPECT_TRUE(test,
-			  ipv6_addr_equal(&((struct ipv6hdr *)dst)->saddr,
+			  ipv6_addr_equal(&((struct ipv6hdr *)rx.dst)->saddr,
 					  &shca_roce_peer));
-	KUNIT_EXPECT_EQ(test, memcmp(dst + 40, src, SHCA_ROCE_LEN), 0);
-	shca_dp_teardown(&dp);
+	KUNIT_EXPECT_EQ(test, memcmp(rx.dst + 40, rx.src, SHCA_ROCE_LEN), 0);
+	shca_dp_teardown(&rx.dp);
 }
 
 /* A damaged packet, and the reason it must be dropped for. */
@@ -393,46 +406,50 @@ static void shca_roce_bad_desc(const struct shca_roce_bad *bad, char *desc)
 
 KUNIT_ARRAY_PARAM(shca_roce_bad, shca_roce_bads, shca_roce_bad_desc);
 
-static s64 shca_roce_drops(struct shca_dp *dp, enum shca_drop why)
+/* The drop counter for @why, as `rdma statistic` reads it. */
+static s64 shca_roce_drops(struct kunit *test, struct shca_dp *dp,
+			   enum shca_drop why)
 {
-	struct shca_dev *dev = to_shca_dev(dp->fx->ibdev);
+	struct ib_device *ibdev = dp->fx->ibdev;
+	unsigned int i = SHCA_CNT_DROP + why - 1;
+	struct rdma_hw_stats *stats;
+	s64 n;
 
-	return atomic64_read(&dev->counters[SHCA_CNT_DROP + why - 1]);
+	stats = shca_alloc_hw_port_stats(ibdev, SHCA_PORT);
+	KUNIT_ASSERT_NOT_NULL(test, stats);
+	KUNIT_EXPECT_EQ(test, shca_get_hw_stats(ibdev, stats, SHCA_PORT, 0),
+			SHCA_CNT_MAX);
+	KUNIT_EXPECT_STREQ(test, stats->descs[i].name, shca_drop_names[why]);
+	n = stats->value[i];
+	rdma_free_hw_stats_struct(stats);
+	return n;
 }
 
 /* Dropped, counted under its reason, and nothing received. */
 static void shca_roce_bad_rx(struct kunit *test)
 {
 	const struct shca_roce_bad *bad = test->param_value;
-	u8 *src = kunit_kzalloc(test, SHCA_ROCE_LEN, GFP_KERNEL);
-	u8 *dst = kunit_kzalloc(test, 40 + SHCA_ROCE_LEN, GFP_KERNEL);
-	struct shca_frame f = {};
+	struct shca_roce_rx rx;
 	unsigned long end;
-	struct shca_dp dp;
-	union ib_gid gid;
 	struct ib_wc wc;
 	s64 before;
 
-	KUNIT_ASSERT_NOT_NULL(test, src);
-	KUNIT_ASSERT_NOT_NULL(test, dst);
-	shca_roce_setup(test, &dp, &gid, src, &f);
-	shca_roce_readdress(&dp, &gid, &f);
-	bad->damage(&f);
-	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&dp, 1, 2, dst,
-						40 + SHCA_ROCE_LEN), 0);
-	before = shca_roce_drops(&dp, bad->why);
-	shca_roce_inject(test, dp.fx->ndev, &f);
+	shca_roce_rx_setup(test, &rx);
+	bad->damage(&rx.f);
+	before = shca_roce_drops(test, &rx.dp, bad->why);
+	shca_roce_inject(test, rx.dp.fx->ndev, &rx.f);
 
 	end = jiffies + 5 * HZ;
-	while (shca_roce_drops(&dp, bad->why) == before &&
+	while (shca_roce_drops(test, &rx.dp, bad->why) == before &&
 	       time_before(jiffies, end))
 		usleep_range(1000, 10000);
-	KUNIT_EXPECT_EQ(test, shca_roce_drops(&dp, bad->why), before + 1);
+	KUNIT_EXPECT_EQ(test, shca_roce_drops(test, &rx.dp, bad->why),
+			before + 1);
 	msleep(20);
-	if (ib_poll_cq(dp.cq[1], 1, &wc) == 1)
+	if (ib_poll_cq(rx.dp.cq[1], 1, &wc) == 1)
 		KUNIT_FAIL(test, "received: wr_id %llu status %d byte_len %u src_qp %#x",
 			   wc.wr_id, wc.status, wc.byte_len, wc.src_qp);
-	shca_dp_teardown(&dp);
+	shca_dp_teardown(&rx.dp);
 }
 
 static struct kunit_case shca_roce_cases[] = {

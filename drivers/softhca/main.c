@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "event.h"
 #include "fault.h"
+#include "net.h"
 
 static struct rdma_link_ops shca_link_ops = {
 	.type = SOFTHCA_LINK_TYPE,
@@ -67,6 +68,7 @@ static int __init shca_init(void)
 	if (ret)
 		goto err_destroy_engine;
 	shca_fault_init();
+	shca_stats_init();
 	rdma_link_register(&shca_link_ops);
 	return 0;
 

@@ -36,6 +36,7 @@ int shca_net_xmit(struct shca_dev *dev, const struct shca_av *av, u16 sport,
 unsigned int shca_net_headroom(const struct shca_dev *dev,
 			       const struct shca_av *av);
 
+void shca_stats_init(void);
 void shca_count(struct shca_dev *dev, enum shca_counter counter);
 void shca_count_drop(struct shca_dev *dev, enum shca_drop reason);
 

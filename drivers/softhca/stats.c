@@ -5,30 +5,28 @@
  * rather than in the kernel log.  Counted from any context, lock-free.
  */
 
+#include <kunit/visibility.h>
 #include <rdma/ib_verbs.h>
 
 #include "dev.h"
 #include "net.h"
 
-#define SHCA_DROP_DESC(reason, text) \
-	[SHCA_CNT_DROP + SHCA_DROP_##reason - 1] = { .name = "rx_drop_" text }
-
-static const struct rdma_stat_desc shca_counter_descs[SHCA_CNT_MAX] = {
+/* The drop reasons' names are wire.c's: shca_stats_init() copies them. */
+static struct rdma_stat_desc shca_counter_descs[SHCA_CNT_MAX] = {
 	[SHCA_CNT_RX_PACKETS] = { .name = "rx_packets" },
 	[SHCA_CNT_TX_PACKETS] = { .name = "tx_packets" },
 	[SHCA_CNT_TX_ERRORS] = { .name = "tx_errors" },
-	SHCA_DROP_DESC(TRUNCATED, "truncated"),
-	SHCA_DROP_DESC(OPCODE, "opcode"),
-	SHCA_DROP_DESC(TVER, "tver"),
-	SHCA_DROP_DESC(PAD, "pad"),
-	SHCA_DROP_DESC(LENGTH, "length"),
-	SHCA_DROP_DESC(ICRC, "icrc"),
-	SHCA_DROP_DESC(DGID, "dgid"),
-	SHCA_DROP_DESC(QPN, "qpn"),
-	SHCA_DROP_DESC(BUSY, "busy"),
-	SHCA_DROP_DESC(NOMEM, "nomem"),
-	SHCA_DROP_DESC(REFUSED, "refused"),
 };
+
+/* Context: module init, before any device exists. */
+void shca_stats_init(void)
+{
+	enum shca_drop why;
+
+	for (why = SHCA_DROP_NONE + 1; why < SHCA_DROP_MAX; why++)
+		shca_counter_descs[SHCA_CNT_DROP + why - 1].name =
+			shca_drop_names[why];
+}
 
 /* Context: any. */
 void shca_count(struct shca_dev *dev, enum shca_counter counter)
@@ -49,6 +47,7 @@ struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
 	return rdma_alloc_hw_stats_struct(shca_counter_descs, SHCA_CNT_MAX,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_alloc_hw_port_stats);
 
 int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		      u32 port, int index)
@@ -60,3 +59,4 @@ int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		stats->value[i] = atomic64_read(&dev->counters[i]);
 	return SHCA_CNT_MAX;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_get_hw_stats);

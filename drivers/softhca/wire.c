@@ -87,17 +87,17 @@ static const struct shca_opcode_info shca_opcodes[256] = {
 
 const char *const shca_drop_names[SHCA_DROP_MAX] = {
 	[SHCA_DROP_NONE] = "accepted",
-	[SHCA_DROP_TRUNCATED] = "drop_truncated",
-	[SHCA_DROP_OPCODE] = "drop_opcode",
-	[SHCA_DROP_TVER] = "drop_tver",
-	[SHCA_DROP_PAD] = "drop_pad",
-	[SHCA_DROP_LENGTH] = "drop_length",
-	[SHCA_DROP_ICRC] = "drop_icrc",
-	[SHCA_DROP_DGID] = "drop_dgid",
-	[SHCA_DROP_QPN] = "drop_qpn",
-	[SHCA_DROP_BUSY] = "drop_busy",
-	[SHCA_DROP_NOMEM] = "drop_nomem",
-	[SHCA_DROP_REFUSED] = "drop_refused",
+	[SHCA_DROP_TRUNCATED] = "rx_drop_truncated",
+	[SHCA_DROP_OPCODE] = "rx_drop_opcode",
+	[SHCA_DROP_TVER] = "rx_drop_tver",
+	[SHCA_DROP_PAD] = "rx_drop_pad",
+	[SHCA_DROP_LENGTH] = "rx_drop_length",
+	[SHCA_DROP_ICRC] = "rx_drop_icrc",
+	[SHCA_DROP_DGID] = "rx_drop_dgid",
+	[SHCA_DROP_QPN] = "rx_drop_qpn",
+	[SHCA_DROP_BUSY] = "rx_drop_busy",
+	[SHCA_DROP_NOMEM] = "rx_drop_nomem",
+	[SHCA_DROP_REFUSED] = "rx_drop_refused",
 };
 EXPORT_SYMBOL_IF_KUNIT(shca_drop_names);
 
