@@ -220,6 +220,9 @@ bool shca_roce_rx_run(struct shca_qp *qp)
 	struct sk_buff *skb;
 	unsigned int n;
 
+	/* Most runs are a loopback QP's: no lock for an empty queue. */
+	if (skb_queue_empty_lockless(&qp->rx_pkts))
+		return false;
 	for (n = 0; n < SHCA_ROCE_RX_BATCH; n++) {
 		skb = skb_dequeue(&qp->rx_pkts);
 		if (!skb)
