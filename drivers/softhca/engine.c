@@ -317,7 +317,9 @@ static enum hrtimer_restart shca_req_timer(struct hrtimer *timer)
 
 /*
  * The responder answered RNR, or nothing answered: wait and retry, until
- * the QP's retry counts run out.  A local ACK timeout of 0 waits for ever.
+ * the QP's retry counts run out.  A message on the wire waits for its
+ * answer, or for the local ACK timeout (then the transport resends and
+ * counts the retry).  A local ACK timeout of 0 waits for ever.
  */
 static enum shca_step shca_req_wait(struct shca_qp *qp, enum shca_tx tx,
 				    struct shca_req_result *res)
@@ -326,7 +328,9 @@ static enum shca_step shca_req_wait(struct shca_qp *qp, enum shca_tx tx,
 	u8 timeout = READ_ONCE(qp->attr.timeout);
 	u64 ns;
 
-	if (tx == SHCA_TX_RNR) {
+	if (tx == SHCA_TX_PENDING) {
+		ns = 4096ULL << timeout;
+	} else if (tx == SHCA_TX_RNR) {
 		res->status = IB_WC_RNR_RETRY_EXC_ERR;
 		if (!req->rnr_left)
 			return SHCA_STEP_ERROR;
@@ -394,6 +398,7 @@ static enum shca_step shca_req_one(struct shca_qp *qp, u32 *bytes)
 	}
 
 	qp->req.started = false;
+	shca_roce_req_reset(qp);
 	*bytes = res.byte_len;
 	/*
 	 * What a consumer may do on seeing the completion holds before it is
@@ -460,6 +465,9 @@ static bool shca_engine_run(struct shca_qp *qp)
 	case IB_QPS_SQE:
 		return shca_qp_flush(qp, false);
 	case IB_QPS_ERR:
+		/* The WQE in flight, if any, is flushed too. */
+		shca_roce_req_reset(qp);
+		shca_roce_resp_flush(qp);
 		return shca_qp_flush(qp, true);
 	default:
 		return false;
@@ -483,6 +491,7 @@ void shca_engine_qp_init(struct shca_qp *qp, bool user)
 	qp->engine_wq = user ? shca_engine_user_wq : shca_engine_wq;
 	mutex_init(&qp->engine_lock);
 	skb_queue_head_init(&qp->rx_pkts);
+	__skb_queue_head_init(&qp->req.wire.resps);
 	INIT_WORK(&qp->work, shca_qp_work);
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	qp->req.timer.function = shca_req_timer;
@@ -557,4 +566,6 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 	skb_queue_purge(&qp->rx_pkts);
 	qp->req.waiting = false;
 	qp->req.started = false;
+	shca_roce_req_reset(qp);
+	shca_roce_resp_reset(qp, 0);
 }

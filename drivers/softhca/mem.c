@@ -208,6 +208,35 @@ void shca_sgl_unmap(struct shca_sgl *sgl)
 }
 
 /**
+ * shca_sgl_skip() - move a cursor on without touching the bytes
+ * @sgl: the cursor, with at least @len bytes left
+ * @len: how many bytes to pass over
+ *
+ * For a message that resumes part-way: a packet retransmitted, or one
+ * placed at its offset.  Keys are checked when bytes are reached.
+ */
+void shca_sgl_skip(struct shca_sgl *sgl, u32 len)
+{
+	u32 n;
+
+	if (!sgl->sge) {
+		sgl->off += len;
+		return;
+	}
+	while (len) {
+		n = min(len, sgl->sge[sgl->i].length - sgl->off);
+		sgl->off += n;
+		len -= n;
+		if (!len)
+			break;
+		shca_sgl_release(sgl);
+		if (WARN_ON_ONCE(++sgl->i == sgl->num_sge))
+			return;
+		sgl->off = 0;
+	}
+}
+
+/**
  * shca_sgl_copy() - copy bytes from one cursor to another
  * @dst: where to, with at least @len bytes left
  * @src: where from, with at least @len bytes left

@@ -56,6 +56,7 @@ int shca_sgl_init_remote(struct shca_sgl *sgl, struct softhca_sge *range,
 			 struct shca_dev *dev, struct ib_pd *pd, int access);
 void shca_sgl_release(struct shca_sgl *sgl);
 int shca_sgl_check(struct shca_sgl *sgl);
+void shca_sgl_skip(struct shca_sgl *sgl, u32 len);
 int shca_sgl_copy(struct shca_sgl *dst, struct shca_sgl *src, u32 len);
 void *shca_sgl_map(struct shca_sgl *sgl, u32 *len);
 void shca_sgl_unmap(struct shca_sgl *sgl);

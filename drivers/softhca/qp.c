@@ -359,6 +359,10 @@ static void shca_qp_apply_attr(struct shca_qp *qp,
 			       (const void *)attr + f->offset, f->size);
 	if (mask & IB_QP_AV)
 		shca_av_set(&qp->av, &attr->ah_attr);
+	if (mask & IB_QP_RQ_PSN)
+		shca_roce_resp_reset(qp, attr->rq_psn);
+	if (mask & IB_QP_SQ_PSN)
+		qp->req.psn = attr->sq_psn;
 }
 
 /*
@@ -526,9 +530,12 @@ static int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 	unsigned long flags;
 	int ret;
 
+	/* The PSNs are the engine's. */
+	mutex_lock(&qp->engine_lock);
 	spin_lock_irqsave(&qp->state_lock, flags);
 	ret = shca_qp_modify_locked(qp, attr, mask, &next);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
+	mutex_unlock(&qp->engine_lock);
 	if (!ret && (mask & IB_QP_STATE))
 		shca_qp_entered(qp, next);
 	return ret;

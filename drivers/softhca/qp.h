@@ -16,6 +16,7 @@
 #include "ah.h"
 #include "event.h"
 #include "queue.h"
+#include "roce.h"
 
 struct shca_dev;
 
@@ -38,6 +39,7 @@ struct shca_req {
 	u8 rnr_left;			/* 7: retry for ever */
 	u8 retry_left;
 	u32 psn;			/* the next packet's, on the wire */
+	struct shca_wire_req wire;	/* RC: the head WQE on the wire */
 };
 
 struct shca_qp {
@@ -73,12 +75,20 @@ struct shca_qp {
 	struct sk_buff_head rx_pkts;
 	struct workqueue_struct *engine_wq;
 	struct shca_req req;
+	/* The responder of RC and UC packets from the wire (roce_resp.c). */
+	struct shca_wire_resp resp;
 	struct shca_events events;
 };
 
 static inline struct shca_qp *to_shca_qp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct shca_qp, ibqp);
+}
+
+/* The path MTU in bytes: RC and UC messages are segmented to it. */
+static inline u32 shca_qp_pmtu(const struct shca_qp *qp)
+{
+	return ib_mtu_enum_to_int(READ_ONCE(qp->attr.path_mtu));
 }
 
 struct shca_qp *shca_qp_get(struct shca_dev *dev, u32 qpn);

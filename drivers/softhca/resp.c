@@ -24,14 +24,8 @@
 #include "dev.h"
 #include "mr.h"
 #include "qp.h"
+#include "resp.h"
 #include "srq.h"
-#include "transport.h"
-
-/* The receive WQE a message consumes, copied out of its ring. */
-struct shca_rwqe {
-	struct softhca_recv_wqe hdr;
-	struct softhca_sge sge[SHCA_MAX_SGE];
-};
 
 static bool shca_resp_accepts(const struct shca_qp *qp,
 			      const struct shca_msg *msg)
@@ -56,9 +50,8 @@ static bool shca_resp_accepts(const struct shca_qp *qp,
  * receive completion when one was consumed, else from an affiliated
  * event (@event).
  */
-static enum shca_tx shca_resp_refuse(struct shca_qp *qp,
-				     struct shca_msg *msg,
-				     enum ib_wc_status status, bool event)
+enum shca_tx shca_resp_refuse(struct shca_qp *qp, struct shca_msg *msg,
+			      enum ib_wc_status status, bool event)
 {
 	ibdev_dbg_ratelimited(qp->ibqp.device,
 			      "QP %u refuses opcode %u from QP %u: %s\n",
@@ -84,7 +77,7 @@ static enum shca_tx shca_resp_rnr(struct shca_qp *qp, struct shca_msg *msg)
 	return SHCA_TX_RNR;
 }
 
-static int shca_resp_pop(struct shca_qp *qp, struct shca_rwqe *rwqe)
+int shca_resp_pop(struct shca_qp *qp, struct shca_rwqe *rwqe)
 {
 	if (qp->ibqp.srq)
 		return shca_srq_pop(to_shca_srq(qp->ibqp.srq), &rwqe->hdr,
@@ -118,9 +111,9 @@ static void shca_resp_cqe_flags(const struct shca_qp *qp,
  * Completes a receive WQE; an error also moves the QP to the error state,
  * which flushes the rest.
  */
-static void shca_resp_complete(struct shca_qp *qp, const struct shca_msg *msg,
-			       const struct shca_rwqe *rwqe,
-			       enum ib_wc_status status, u32 byte_len)
+void shca_resp_complete(struct shca_qp *qp, const struct shca_msg *msg,
+			const struct shca_rwqe *rwqe, enum ib_wc_status status,
+			u32 byte_len)
 {
 	struct softhca_cqe cqe = {
 		.wr_id = rwqe->hdr.wr_id,
@@ -195,7 +188,7 @@ static int shca_resp_place(struct shca_sgl *sink, struct shca_msg *msg)
 	return shca_sgl_copy(sink, msg->payload, msg->len);
 }
 
-static int shca_resp_invalidate(struct shca_qp *qp, u32 rkey)
+int shca_resp_invalidate(struct shca_qp *qp, u32 rkey)
 {
 	struct shca_mr *mr;
 	int ret = -EINVAL;
@@ -274,11 +267,14 @@ static enum shca_tx shca_resp_recv(struct shca_qp *qp, struct shca_msg *msg)
 }
 
 /* The QP's access flags, then the rkey, for @len bytes at the target. */
-static int shca_resp_target(struct shca_qp *qp, struct shca_msg *msg,
-			    struct shca_sgl *target, int access)
+int shca_resp_target(struct shca_qp *qp, struct shca_msg *msg,
+		     struct shca_sgl *target, int access)
 {
-	if (!(READ_ONCE(qp->attr.qp_access_flags) & access))
+	if (!(READ_ONCE(qp->attr.qp_access_flags) & access)) {
+		/* Released all the same. */
+		shca_sgl_init_buf(target, NULL, 0);
 		return -EACCES;
+	}
 	return shca_sgl_init_remote(target, &msg->remote,
 				    to_shca_dev(qp->ibqp.device), qp->ibqp.pd,
 				    access);

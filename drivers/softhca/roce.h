@@ -8,13 +8,21 @@
  * GID and QP) and queues it on its QP, whose engine work executes it, so
  * a responder runs in the same context whichever transport brought the
  * message, and softirq does bounded work per packet.
+ *
+ * UD is one packet per message (roce_tx.c).  RC and UC are segmented to
+ * the path MTU: the requester (roce_req.c) sends the WQE at the head of
+ * the send queue and, on RC, keeps it there until it is acknowledged,
+ * retransmitting from the first unacknowledged PSN (go-back-N); the
+ * responder (roce_resp.c) takes packets in PSN order.
  */
 #ifndef SHCA_ROCE_H
 #define SHCA_ROCE_H
 
 #include <linux/skbuff.h>
 
+#include "resp.h"
 #include "transport.h"
+#include "wire.h"
 
 struct shca_dev;
 struct shca_qp;
@@ -22,8 +30,135 @@ struct shca_qp;
 /* Packets a QP may have queued before its engine takes them. */
 #define SHCA_ROCE_RX_QUEUE_MAX 1024
 
+/* RoCE has the default P_Key only. */
+#define SHCA_DEFAULT_PKEY 0xffff
+
+/* PSNs are 24 bits: @a - @b, as a signed distance. */
+static inline s32 shca_psn_diff(u32 a, u32 b)
+{
+	return (s32)((a - b) << 8) >> 8;
+}
+
+static inline u32 shca_psn_add(u32 psn, u32 n)
+{
+	return (psn + n) & SHCA_BTH_PSN;
+}
+
+/* Where packet @i of @n sits in its message. */
+static inline enum shca_pos shca_pkt_pos(u32 i, u32 n)
+{
+	if (n == 1)
+		return SHCA_POS_ONLY;
+	if (!i)
+		return SHCA_POS_FIRST;
+	return i == n - 1 ? SHCA_POS_LAST : SHCA_POS_MIDDLE;
+}
+
+/* What the wire said of the WQE in flight, for the requester's engine. */
+enum shca_wire_verdict {
+	SHCA_WIRE_NONE,		/* nothing yet: a run now is a timeout */
+	SHCA_WIRE_PROGRESS,	/* READ responses to place */
+	SHCA_WIRE_RESEND,	/* sequence NAK or READ gap: resend from una */
+	SHCA_WIRE_RNR,		/* RNR NAK: wait, then resend from una */
+	SHCA_WIRE_RNR_WAITED,	/* the RNR wait is over */
+	SHCA_WIRE_ANSWERED,	/* acknowledged or NAKed: complete */
+};
+
+/**
+ * struct shca_wire_req - an RC requester's WQE on the wire
+ * @inflight: the head WQE was sent; the fields below are its
+ * @verdict: enum shca_wire_verdict
+ * @gap: a READ response beyond @una was seen (resend once per gap)
+ * @rnr_timer: an RNR NAK's timer code
+ * @status: with SHCA_WIRE_ANSWERED, the completion's status
+ * @wr_opcode: the WQE's opcode (enum ib_wr_opcode)
+ * @len: its length in bytes
+ * @first: its first PSN
+ * @npsn: PSNs it takes (a READ: one per response packet)
+ * @una: the first PSN not acknowledged (or READ response not received)
+ * @atomic_orig: an atomic's original value, from its AtomicAckETH
+ * @resps: READ responses received in order, not placed yet
+ *
+ * Owned by the QP's engine, under engine_lock.
+ */
+struct shca_wire_req {
+	bool inflight;
+	u8 verdict;
+	bool gap;
+	u8 rnr_timer;
+	enum ib_wc_status status;
+	u8 wr_opcode;
+	u32 len;
+	u32 first;
+	u32 npsn;
+	u32 una;
+	u64 atomic_orig;
+	struct sk_buff_head resps;
+};
+
+/* Atomics a responder remembers, to answer a retried one, not redo it. */
+#define SHCA_WIRE_ATOMIC_RES 16
+
+/* The message a responder is in the middle of. */
+enum shca_wire_msg {
+	SHCA_WIRE_MSG_NONE,
+	SHCA_WIRE_MSG_SEND,
+	SHCA_WIRE_MSG_WRITE,
+};
+
+/**
+ * struct shca_wire_resp - an RC or UC responder's state
+ * @epsn: the PSN expected next
+ * @msn: messages completed (the AETH's MSN)
+ * @nak_sent: a sequence NAK went out for @epsn: no more until it comes
+ * @ack_due: an acknowledgment of @epsn - 1 is owed (coalesced per run)
+ * @msg: enum shca_wire_msg: a SEND or WRITE with packets to come
+ * @have_rwqe: @rwqe was taken from the receive queue and not completed
+ * @off: bytes of the current message placed
+ * @write: the current WRITE's target: addr, length and rkey (in lkey)
+ * @atomics: the last atomics executed, for replay: PSN and result
+ * @atomic_next: the slot the next atomic takes
+ * @rwqe: the receive WQE the current message fills
+ *
+ * Owned by the QP's engine, under engine_lock.
+ */
+struct shca_wire_resp {
+	u32 epsn;
+	u32 msn;
+	bool nak_sent;
+	bool ack_due;
+	u8 msg;
+	bool have_rwqe;
+	u32 off;
+	struct softhca_sge write;
+	struct {
+		u32 psn;
+		bool valid;
+		u64 orig;
+	} atomics[SHCA_WIRE_ATOMIC_RES];
+	u8 atomic_next;
+	struct shca_rwqe rwqe;
+};
+
 enum shca_tx shca_roce_send(struct shca_qp *qp, struct shca_msg *msg);
 void shca_roce_recv(struct shca_dev *dev, struct sk_buff *skb);
 bool shca_roce_rx_run(struct shca_qp *qp);
+
+/* Packet transmission, for the requester and the responder (roce_tx.c). */
+int shca_roce_xmit(struct shca_qp *qp, const struct shca_av *av,
+		   const struct shca_pkt *pkt, struct shca_sgl *src);
+
+/* The RC and UC requester (roce_req.c). */
+enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg);
+void shca_roce_req_rx(struct shca_qp *qp, struct sk_buff *skb,
+		      const struct shca_pkt *pkt, const void *data);
+void shca_roce_req_reset(struct shca_qp *qp);
+
+/* The RC and UC responder (roce_resp.c). */
+bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
+		       const void *data);
+void shca_roce_resp_ack(struct shca_qp *qp);
+void shca_roce_resp_reset(struct shca_qp *qp, u32 epsn);
+void shca_roce_resp_flush(struct shca_qp *qp);
 
 #endif /* SHCA_ROCE_H */

@@ -13,8 +13,9 @@
  * UD: one packet is one message, handed to the responder (resp.c) as
  * loopback hands it one, with the payload in the packet.  A message the
  * QP refuses (state, service, Q_Key, no receive WQE) is dropped and
- * counted too.  RC and UC packets are dropped: the wire does not carry
- * them yet.
+ * counted too.  RC and UC packets must come from the QP's peer; requests
+ * go to the responder (roce_resp.c), acknowledgments and READ responses
+ * to the requester (roce_req.c).
  */
 
 #include <linux/if_ether.h>
@@ -193,18 +194,56 @@ static bool shca_roce_rx_ud(struct shca_qp *qp, struct sk_buff *skb,
 	return shca_resp_execute(qp, &msg) == SHCA_TX_DONE;
 }
 
+/*
+ * An RC or UC packet comes from the QP's peer: the transport is the QP's
+ * and the source address is its path's destination.
+ */
+static bool shca_roce_rx_peer_ok(struct shca_qp *qp, const struct sk_buff *skb,
+				 const struct shca_pkt *pkt)
+{
+	enum ib_qp_type type = (pkt->opcode & SHCA_OPCODE_TRANSPORT) ==
+			       SHCA_TRANSPORT_RC ? IB_QPT_RC : IB_QPT_UC;
+	union ib_gid sgid, dgid;
+
+	if (qp->ibqp.qp_type != type)
+		return false;
+	shca_skb_gids(skb, &sgid, &dgid);
+	return !memcmp(&sgid, &qp->av.attr.grh.dgid, sizeof(sgid));
+}
+
+/* An acknowledgment or READ response: for the requester. */
+static bool shca_roce_rx_answer(u8 opcode)
+{
+	u8 op = opcode & ~SHCA_OPCODE_TRANSPORT;
+
+	return op >= SHCA_OP_RDMA_READ_RESPONSE_FIRST &&
+	       op <= SHCA_OP_ATOMIC_ACKNOWLEDGE;
+}
+
 /* Executes one queued packet; its checks passed in shca_roce_recv(). */
 static void shca_roce_rx_one(struct shca_qp *qp, struct sk_buff *skb)
 {
 	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
+	u8 *bth = shca_skb_bth(skb);
 	struct shca_pkt pkt;
-	bool done = false;
+	bool ud, peer, done = false;
 
-	shca_pkt_parse(&pkt, shca_skb_bth(skb), shca_skb_bth_len(skb));
-	if ((pkt.opcode & SHCA_OPCODE_TRANSPORT) == SHCA_TRANSPORT_UD)
+	shca_pkt_parse(&pkt, bth, shca_skb_bth_len(skb));
+	ud = (pkt.opcode & SHCA_OPCODE_TRANSPORT) == SHCA_TRANSPORT_UD;
+	peer = !ud && shca_roce_rx_peer_ok(qp, skb, &pkt);
+	if (peer && shca_roce_rx_answer(pkt.opcode)) {
+		shca_roce_req_rx(qp, skb, &pkt, bth + pkt.hdr_len);
+		return;
+	}
+	if (ud)
 		done = shca_roce_rx_ud(qp, skb, &pkt);
-	if (!done)
-		shca_count_drop(dev, SHCA_DROP_REFUSED);
+	else if (peer)
+		done = shca_roce_resp_rx(qp, &pkt, bth + pkt.hdr_len);
+	if (done) {
+		consume_skb(skb);
+		return;
+	}
+	shca_count_drop(dev, SHCA_DROP_REFUSED);
 	kfree_skb(skb);
 }
 
@@ -226,8 +265,10 @@ bool shca_roce_rx_run(struct shca_qp *qp)
 	for (n = 0; n < SHCA_ROCE_RX_BATCH; n++) {
 		skb = skb_dequeue(&qp->rx_pkts);
 		if (!skb)
-			return false;
+			break;
 		shca_roce_rx_one(qp, skb);
 	}
+	/* One acknowledgment for what the run executed. */
+	shca_roce_resp_ack(qp);
 	return !skb_queue_empty_lockless(&qp->rx_pkts);
 }

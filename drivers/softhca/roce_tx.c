@@ -6,8 +6,9 @@
  * BTH, DETH, the immediate data if any, payload, pad and ICRC, sent and
  * completed: the IBA's unreliable service is not told what became of it.
  *
- * RC and UC are not carried over the wire yet: such a message is
- * unanswered, so an RC requester retries and completes in error.
+ * Every packet, whatever its service, leaves through shca_roce_xmit():
+ * the RC and UC requester's (roce_req.c) and the responder's
+ * acknowledgments and READ responses (roce_resp.c) too.
  */
 
 #include <linux/skbuff.h>
@@ -19,9 +20,6 @@
 #include "qp.h"
 #include "roce.h"
 
-/* RoCE has the default P_Key only. */
-#define SHCA_DEFAULT_PKEY 0xffff
-
 static u8 shca_roce_ud_opcode(const struct shca_msg *msg)
 {
 	return msg->opcode == IB_WR_SEND_WITH_IMM ?
@@ -30,18 +28,19 @@ static u8 shca_roce_ud_opcode(const struct shca_msg *msg)
 }
 
 /*
- * A packet for @pkt's headers and @pkt->paylen bytes of payload, with
- * room for the network headers in front; the payload is copied from
- * @msg's.  Return: the packet, or NULL (no memory, or the requester's
- * memory went away).
+ * A packet for @pkt's headers and @pkt->paylen bytes of payload, copied
+ * from @src (which may be NULL with no payload), with room for the
+ * network headers to @av in front.  Return: the packet, or NULL (no
+ * memory, or @src's memory went away: @src->bad).
  */
 static struct sk_buff *shca_roce_packet(struct shca_dev *dev,
-					struct shca_msg *msg,
-					const struct shca_pkt *pkt)
+					const struct shca_av *av,
+					const struct shca_pkt *pkt,
+					struct shca_sgl *src)
 {
 	unsigned int hdr_len = shca_pkt_hdr_len(pkt->opcode);
 	unsigned int pad = -pkt->paylen & 3;
-	unsigned int room = shca_net_headroom(dev, msg->av);
+	unsigned int room = shca_net_headroom(dev, av);
 	struct shca_sgl dst;
 	struct sk_buff *skb;
 	void *p;
@@ -55,7 +54,7 @@ static struct sk_buff *shca_roce_packet(struct shca_dev *dev,
 	shca_pkt_build(pkt, skb_put(skb, hdr_len));
 	p = skb_put(skb, pkt->paylen);
 	shca_sgl_init_buf(&dst, p, pkt->paylen);
-	if (shca_sgl_copy(&dst, msg->payload, pkt->paylen)) {
+	if (pkt->paylen && shca_sgl_copy(&dst, src, pkt->paylen)) {
 		kfree_skb(skb);
 		return NULL;
 	}
@@ -63,35 +62,54 @@ static struct sk_buff *shca_roce_packet(struct shca_dev *dev,
 	return skb;
 }
 
+/**
+ * shca_roce_xmit() - send one packet of a QP
+ * @qp: the QP it is from
+ * @av: where to
+ * @pkt: its transport headers; @pkt->paylen bytes of payload follow
+ * @src: where the payload comes from, its cursor advanced past it
+ *
+ * Context: the engine: process context.
+ * Return: 0, -ENOMEM, or -EFAULT when @src's memory went away (@src->bad
+ * is set).  A packet the network layer drops is counted, not reported:
+ * it is as lost as on the wire.
+ */
+int shca_roce_xmit(struct shca_qp *qp, const struct shca_av *av,
+		   const struct shca_pkt *pkt, struct shca_sgl *src)
+{
+	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
+	struct sk_buff *skb;
+
+	skb = shca_roce_packet(dev, av, pkt, src);
+	if (!skb) {
+		shca_count(dev, SHCA_CNT_TX_ERRORS);
+		return src && src->bad ? -EFAULT : -ENOMEM;
+	}
+	shca_net_xmit(dev, av,
+		      rdma_get_udp_sport(av->attr.grh.flow_label,
+					 qp->ibqp.qp_num, pkt->dqpn),
+		      skb);
+	return 0;
+}
+
 static enum shca_tx shca_roce_send_ud(struct shca_qp *qp,
 				      struct shca_msg *msg)
 {
-	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
 	struct shca_pkt pkt = {
 		.opcode = shca_roce_ud_opcode(msg),
 		.se = msg->flags & SOFTHCA_WQE_SOLICITED,
 		.pkey = SHCA_DEFAULT_PKEY,
 		.dqpn = msg->dest_qpn,
-		.psn = qp->req.psn++ & SHCA_BTH_PSN,
+		.psn = qp->req.psn,
 		.imm = be32_to_cpu((__force __be32)msg->ex),
 		.qkey = msg->qkey,
 		.sqpn = msg->src_qpn,
 		.paylen = msg->len,
 	};
-	struct sk_buff *skb;
 
-	msg->status = IB_WC_SUCCESS;
-	skb = shca_roce_packet(dev, msg, &pkt);
-	if (!skb) {
-		shca_count(dev, SHCA_CNT_TX_ERRORS);
-		if (msg->payload->bad)
-			msg->status = IB_WC_LOC_PROT_ERR;
-		return SHCA_TX_DONE;
-	}
-	shca_net_xmit(dev, msg->av,
-		      rdma_get_udp_sport(msg->av->attr.grh.flow_label,
-					 qp->ibqp.qp_num, msg->dest_qpn),
-		      skb);
+	qp->req.psn = shca_psn_add(qp->req.psn, 1);
+	msg->status = shca_roce_xmit(qp, msg->av, &pkt, msg->payload) ==
+		      -EFAULT ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 	return SHCA_TX_DONE;
 }
 
@@ -102,14 +120,12 @@ static enum shca_tx shca_roce_send_ud(struct shca_qp *qp,
  *
  * Context: the engine: process context.
  * Return: as the responder's verdict reaches the requester: SHCA_TX_DONE
- * for UD, SHCA_TX_LOST for the services not carried yet.
+ * for UD and UC, and for RC once the answer came; SHCA_TX_PENDING while
+ * an RC message waits for it (see shca_roce_req_send()).
  */
 enum shca_tx shca_roce_send(struct shca_qp *qp, struct shca_msg *msg)
 {
 	if (msg->qp_type == IB_QPT_UD)
 		return shca_roce_send_ud(qp, msg);
-	ibdev_dbg_ratelimited(qp->ibqp.device,
-			      "QP %u: RC and UC over the wire are not carried yet\n",
-			      qp->ibqp.qp_num);
-	return SHCA_TX_LOST;
+	return shca_roce_req_send(qp, msg);
 }

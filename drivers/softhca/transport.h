@@ -5,7 +5,8 @@
  * shca_msg and hands it to a transport; the transport delivers it to the
  * responder (resp.c) of the destination QP and reports the outcome as the
  * requester sees it: executed with a status, refused for want of a
- * receive WQE (RNR), or unanswered.
+ * receive WQE (RNR), or unanswered; over the wire, RC's verdict comes
+ * later (pending), and the engine asks again when it came.
  *
  * Loopback (loopback.c) serves QPs of softhca devices in this host, by
  * calling the responder directly with the requester's memory as the
@@ -27,6 +28,7 @@ enum shca_tx {
 	SHCA_TX_RNR,		/* no receive WQE: retry after rnr_timer */
 	SHCA_TX_LOST,		/* nothing answered: retry after a timeout */
 	SHCA_TX_REMOTE,		/* not in this host: for the wire */
+	SHCA_TX_PENDING,	/* sent: the answer comes from the wire */
 };
 
 /**

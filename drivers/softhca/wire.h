@@ -57,6 +57,29 @@ struct shca_aeth {
 #define SHCA_AETH_SYNDROME	GENMASK(31, 24)
 #define SHCA_AETH_MSN		GENMASK(23, 0)
 
+/*
+ * AETH syndromes: the type in bits 6:5, then the ACK's
+ * credit count, the RNR NAK's timer or the NAK's code in bits 4:0.
+ */
+#define SHCA_AETH_TYPE		GENMASK(6, 5)
+#define SHCA_AETH_VALUE		GENMASK(4, 0)
+
+enum shca_aeth_type {
+	SHCA_AETH_ACK = 0,
+	SHCA_AETH_RNR_NAK = 1,
+	SHCA_AETH_NAK = 3,
+};
+
+/* An ACK's credit count for a responder that does not count credits. */
+#define SHCA_AETH_NO_CREDIT	0x1f
+
+enum shca_nak {
+	SHCA_NAK_PSN_SEQ = 0,		/* PSN sequence error */
+	SHCA_NAK_INV_REQ = 1,		/* invalid request */
+	SHCA_NAK_REM_ACCESS = 2,	/* remote access error */
+	SHCA_NAK_REM_OP = 3,		/* remote operational error */
+};
+
 /* Atomic extended transport header: its 64-bit fields are unaligned. */
 struct shca_atmeth {
 	__be64 va;
@@ -169,7 +192,7 @@ enum shca_pos {
  * @hdr_len: bytes of the BTH and those headers
  * @payload: a payload (and pad) may follow the headers
  * @pos: the packet's place in its message; ONLY for single-packet
- *	operations (requests and acknowledgements alike)
+ *	operations (requests and acknowledgments alike)
  */
 struct shca_opcode_info {
 	const char *name;

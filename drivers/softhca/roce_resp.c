@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The RC and UC responder on the wire: packets in PSN order.
+ *
+ * A packet with the expected PSN (ePSN) is executed; the responder keeps
+ * what a message needs between its packets: the receive WQE a SEND
+ * fills, a WRITE's target, the bytes placed so far.  Memory is reached
+ * through resp.c's checks, and messages complete through them, as the
+ * loopback transport's do.  On RC:
+ *  - a packet beyond ePSN means some were lost: one PSN sequence NAK
+ *    asks the requester to resend from ePSN, and the packets until then
+ *    are dropped;
+ *  - a packet before ePSN is a duplicate: a SEND or WRITE is not done
+ *    again but acknowledged again; a READ is answered again from the
+ *    memory (READ has no side effect); an atomic is answered with the
+ *    result it had (responder resources), never executed twice;
+ *  - a message with no receive WQE for it is RNR NAKed, with ePSN kept;
+ *  - a refused request (opcode sequence, length, key, access) is NAKed
+ *    and the QP goes to the error state, as resp.c has it;
+ *  - acknowledgments the requester asked for are coalesced: one ACK per
+ *    run of the engine, for the last PSN executed, sent before anything
+ *    else the responder sends (READ responses, atomic acknowledgments
+ *    and NAKs acknowledge the PSNs before theirs).
+ * UC has no acknowledgments: a gap abandons the message in progress,
+ * and anything refused is dropped.
+ *
+ * Context: the QP's engine (roce_rx.c), under engine_lock.
+ */
+
+#include <linux/bitfield.h>
+
+#include "dev.h"
+#include "qp.h"
+#include "roce.h"
+
+/* What became of a packet with the expected PSN. */
+enum shca_rr {
+	SHCA_RR_DONE,		/* executed: ePSN moved on */
+	SHCA_RR_RNR,		/* no receive WQE: RNR NAK, ePSN kept */
+	SHCA_RR_ERROR,		/* refused on RC: NAK with the msg's status */
+	SHCA_RR_DROP,		/* dropped (UC) */
+};
+
+static const u8 shca_read_resp_ops[] = {
+	[SHCA_POS_FIRST] = SHCA_OPCODE(RC, RDMA_READ_RESPONSE_FIRST),
+	[SHCA_POS_MIDDLE] = SHCA_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE),
+	[SHCA_POS_LAST] = SHCA_OPCODE(RC, RDMA_READ_RESPONSE_LAST),
+	[SHCA_POS_ONLY] = SHCA_OPCODE(RC, RDMA_READ_RESPONSE_ONLY),
+};
+
+static bool shca_pos_first(enum shca_pos pos)
+{
+	return pos == SHCA_POS_FIRST || pos == SHCA_POS_ONLY;
+}
+
+static bool shca_pos_last(enum shca_pos pos)
+{
+	return pos == SHCA_POS_LAST || pos == SHCA_POS_ONLY;
+}
+
+/* The work request a request opcode carries out. */
+static u8 shca_rr_wr_opcode(u8 opcode)
+{
+	switch (opcode & ~SHCA_OPCODE_TRANSPORT) {
+	case SHCA_OP_SEND_LAST_WITH_IMMEDIATE:
+	case SHCA_OP_SEND_ONLY_WITH_IMMEDIATE:
+		return IB_WR_SEND_WITH_IMM;
+	case SHCA_OP_SEND_LAST_WITH_INVALIDATE:
+	case SHCA_OP_SEND_ONLY_WITH_INVALIDATE:
+		return IB_WR_SEND_WITH_INV;
+	case SHCA_OP_RDMA_WRITE_FIRST:
+	case SHCA_OP_RDMA_WRITE_MIDDLE:
+	case SHCA_OP_RDMA_WRITE_LAST:
+	case SHCA_OP_RDMA_WRITE_ONLY:
+		return IB_WR_RDMA_WRITE;
+	case SHCA_OP_RDMA_WRITE_LAST_WITH_IMMEDIATE:
+	case SHCA_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE:
+		return IB_WR_RDMA_WRITE_WITH_IMM;
+	case SHCA_OP_RDMA_READ_REQUEST:
+		return IB_WR_RDMA_READ;
+	case SHCA_OP_COMPARE_SWAP:
+		return IB_WR_ATOMIC_CMP_AND_SWP;
+	case SHCA_OP_FETCH_ADD:
+		return IB_WR_ATOMIC_FETCH_AND_ADD;
+	default:
+		return IB_WR_SEND;
+	}
+}
+
+static enum shca_wire_msg shca_rr_class(u8 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
+		return SHCA_WIRE_MSG_SEND;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return SHCA_WIRE_MSG_WRITE;
+	default:
+		return SHCA_WIRE_MSG_NONE;
+	}
+}
+
+/* The packet as a message, for resp.c; its payload is @payload. */
+static void shca_rr_msg(struct shca_qp *qp, const struct shca_pkt *pkt,
+			const void *data, struct shca_sgl *payload,
+			struct shca_msg *msg)
+{
+	u8 op = shca_rr_wr_opcode(pkt->opcode);
+	bool atomic = op == IB_WR_ATOMIC_CMP_AND_SWP ||
+		      op == IB_WR_ATOMIC_FETCH_AND_ADD;
+
+	shca_sgl_init_buf(payload, (void *)data, pkt->paylen);
+	*msg = (struct shca_msg){
+		.qp_type = qp->ibqp.qp_type,
+		.opcode = op,
+		.flags = pkt->se ? SOFTHCA_WQE_SOLICITED : 0,
+		.ex = op == IB_WR_SEND_WITH_INV ? pkt->inv_rkey :
+		      (__force u32)cpu_to_be32(pkt->imm),
+		.len = pkt->paylen,
+		.payload = payload,
+		.remote = {
+			.addr = pkt->va,
+			.length = atomic ? sizeof(u64) : pkt->dma_len,
+			.lkey = pkt->rkey,
+		},
+		.compare_add = op == IB_WR_ATOMIC_CMP_AND_SWP ? pkt->compare :
+			       pkt->swap_add,
+		.swap = pkt->swap_add,
+		.src_qpn = READ_ONCE(qp->attr.dest_qp_num),
+		.dest_qpn = qp->ibqp.qp_num,
+		.av = &qp->av,
+	};
+}
+
+static void shca_rr_send_aeth(struct shca_qp *qp, u8 syndrome, u32 psn)
+{
+	struct shca_pkt pkt = {
+		.opcode = SHCA_OPCODE(RC, ACKNOWLEDGE),
+		.pkey = SHCA_DEFAULT_PKEY,
+		.dqpn = READ_ONCE(qp->attr.dest_qp_num),
+		.psn = psn,
+		.syndrome = syndrome,
+		.msn = qp->resp.msn,
+	};
+
+	shca_roce_xmit(qp, &qp->av, &pkt, NULL);
+}
+
+/**
+ * shca_roce_resp_ack() - send the acknowledgment owed, if any
+ * @qp: the responder
+ *
+ * Context: the QP's engine, at the end of a run of its packets.
+ */
+void shca_roce_resp_ack(struct shca_qp *qp)
+{
+	struct shca_wire_resp *rs = &qp->resp;
+
+	if (!rs->ack_due)
+		return;
+	rs->ack_due = false;
+	shca_rr_send_aeth(qp, FIELD_PREP(SHCA_AETH_TYPE, SHCA_AETH_ACK) |
+			  SHCA_AETH_NO_CREDIT,
+			  shca_psn_add(rs->epsn, SHCA_BTH_PSN));
+}
+
+/* A NAK for @psn also acknowledges the PSNs before it. */
+static void shca_rr_nak(struct shca_qp *qp, enum shca_aeth_type type,
+			u8 value, u32 psn)
+{
+	qp->resp.ack_due = false;
+	shca_rr_send_aeth(qp, FIELD_PREP(SHCA_AETH_TYPE, type) | value, psn);
+}
+
+static u8 shca_rr_nak_code(enum ib_wc_status status)
+{
+	switch (status) {
+	case IB_WC_REM_INV_REQ_ERR:
+		return SHCA_NAK_INV_REQ;
+	case IB_WC_REM_ACCESS_ERR:
+		return SHCA_NAK_REM_ACCESS;
+	default:
+		return SHCA_NAK_REM_OP;
+	}
+}
+
+/* Moves ePSN past @n PSNs of @pkt; @last: its message is done. */
+static enum shca_rr shca_rr_done(struct shca_qp *qp,
+				 const struct shca_pkt *pkt, u32 n, bool last)
+{
+	struct shca_wire_resp *rs = &qp->resp;
+
+	rs->epsn = shca_psn_add(rs->epsn, n);
+	if (last) {
+		rs->msg = SHCA_WIRE_MSG_NONE;
+		rs->msn = (rs->msn + 1) & SHCA_AETH_MSN;
+	}
+	if (pkt->ackreq && qp->ibqp.qp_type == IB_QPT_RC)
+		rs->ack_due = true;
+	return SHCA_RR_DONE;
+}
+
+static enum shca_rr shca_rr_refuse(struct shca_qp *qp, struct shca_msg *msg,
+				   enum ib_wc_status status, bool event)
+{
+	qp->resp.msg = SHCA_WIRE_MSG_NONE;
+	if (shca_resp_refuse(qp, msg, status, event) != SHCA_TX_DONE)
+		return SHCA_RR_DROP;
+	return SHCA_RR_ERROR;
+}
+
+/* The message fails: its receive WQE completes with @local. */
+static enum shca_rr shca_rr_fail(struct shca_qp *qp, struct shca_msg *msg,
+				 enum ib_wc_status local,
+				 enum ib_wc_status remote)
+{
+	shca_resp_complete(qp, msg, &qp->resp.rwqe, local, 0);
+	qp->resp.have_rwqe = false;
+	return shca_rr_refuse(qp, msg, remote, false);
+}
+
+/* The receive WQE a SEND or WRITE with immediate consumes. */
+static enum shca_rr shca_rr_take_rwqe(struct shca_qp *qp,
+				      struct shca_msg *msg)
+{
+	struct shca_wire_resp *rs = &qp->resp;
+	int ret;
+
+	/* UC keeps the WQE of a message it abandoned for the next one. */
+	if (rs->have_rwqe)
+		return SHCA_RR_DONE;
+	ret = shca_resp_pop(qp, &rs->rwqe);
+	if (ret == -ENOENT)
+		return msg->qp_type == IB_QPT_RC ? SHCA_RR_RNR : SHCA_RR_DROP;
+	if (ret == -EOVERFLOW) {
+		shca_qp_fatal(qp);
+		return shca_rr_refuse(qp, msg, IB_WC_REM_OP_ERR, false);
+	}
+	if (ret) {
+		shca_resp_complete(qp, msg, &rs->rwqe, IB_WC_LOC_QP_OP_ERR, 0);
+		return shca_rr_refuse(qp, msg, IB_WC_REM_OP_ERR, false);
+	}
+	rs->have_rwqe = true;
+	return SHCA_RR_DONE;
+}
+
+static enum shca_rr shca_rr_send(struct shca_qp *qp,
+				 const struct shca_pkt *pkt, enum shca_pos pos,
+				 struct shca_msg *msg)
+{
+	struct shca_wire_resp *rs = &qp->resp;
+	struct shca_sgl sink;
+	enum shca_rr rr;
+	int ret;
+
+	if (shca_pos_first(pos)) {
+		rr = shca_rr_take_rwqe(qp, msg);
+		if (rr != SHCA_RR_DONE)
+			return rr;
+		rs->off = 0;
+	}
+	ret = shca_sgl_init(&sink, to_shca_dev(qp->ibqp.device), qp->ibqp.pd,
+			    IB_ACCESS_LOCAL_WRITE, !qp->ibqp.uobject,
+			    rs->rwqe.sge, rs->rwqe.hdr.num_sge);
+	if (ret || pkt->paylen > sink.len - rs->off)
+		return shca_rr_fail(qp, msg, IB_WC_LOC_LEN_ERR,
+				    IB_WC_REM_INV_REQ_ERR);
+	shca_sgl_skip(&sink, rs->off);
+	ret = shca_sgl_copy(&sink, msg->payload, pkt->paylen);
+	shca_sgl_release(&sink);
+	if (ret)
+		return shca_rr_fail(qp, msg, IB_WC_LOC_PROT_ERR,
+				    IB_WC_REM_OP_ERR);
+	rs->off += pkt->paylen;
+	if (!shca_pos_last(pos)) {
+		rs->msg = SHCA_WIRE_MSG_SEND;
+		return shca_rr_done(qp, pkt, 1, false);
+	}
+	if (msg->opcode == IB_WR_SEND_WITH_INV &&
+	    shca_resp_invalidate(qp, msg->ex))
+		return shca_rr_fail(qp, msg, IB_WC_LOC_PROT_ERR,
+				    IB_WC_REM_INV_REQ_ERR);
+	shca_resp_complete(qp, msg, &rs->rwqe, IB_WC_SUCCESS, rs->off);
+	rs->have_rwqe = false;
+	return shca_rr_done(qp, pkt, 1, true);
+}
+
+static enum shca_rr shca_rr_write(struct shca_qp *qp,
+				  const struct shca_pkt *pkt,
+				  enum shca_pos pos, struct shca_msg *msg)
+{
+	struct shca_wire_resp *rs = &qp->resp;
+	u32 end = rs->off + pkt->paylen;
+	struct shca_sgl target;
+	enum shca_rr rr;
+	int ret;
+
+	if (shca_pos_first(pos)) {
+		rs->write = msg->remote;
+		rs->off = 0;
+		end = pkt->paylen;
+	}
+	if (end > rs->write.length ||
+	    (shca_pos_last(pos) && end != rs->write.length))
+		return shca_rr_refuse(qp, msg, IB_WC_REM_INV_REQ_ERR, true);
+	msg->remote = rs->write;
+	ret = shca_resp_target(qp, msg, &target, IB_ACCESS_REMOTE_WRITE);
+	if (!ret) {
+		shca_sgl_skip(&target, rs->off);
+		ret = shca_sgl_copy(&target, msg->payload, pkt->paylen);
+	}
+	shca_sgl_release(&target);
+	if (ret)
+		return shca_rr_refuse(qp, msg, IB_WC_REM_ACCESS_ERR, true);
+	if (!shca_pos_last(pos)) {
+		rs->off = end;
+		rs->msg = SHCA_WIRE_MSG_WRITE;
+		return shca_rr_done(qp, pkt, 1, false);
+	}
+	if (msg->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
+		/* Without a WQE, the resent packet is placed again. */
+		rr = shca_rr_take_rwqe(qp, msg);
+		if (rr != SHCA_RR_DONE)
+			return rr;
+		msg->len = end;
+		shca_resp_complete(qp, msg, &rs->rwqe, IB_WC_SUCCESS, end);
+		rs->have_rwqe = false;
+	}
+	return shca_rr_done(qp, pkt, 1, true);
+}
+
+/*
+ * Answers a READ request from the target memory, from the request's PSN
+ * on; @dup: a retried one, already counted.
+ */
+static enum shca_rr shca_rr_read(struct shca_qp *qp,
+				 const struct shca_pkt *pkt,
+				 struct shca_msg *msg, bool dup)
+{
+	u32 pmtu = shca_qp_pmtu(qp), len = pkt->dma_len, n, i;
+	struct shca_pkt resp = {
+		.pkey = SHCA_DEFAULT_PKEY,
+		.dqpn = msg->src_qpn,
+		.syndrome = FIELD_PREP(SHCA_AETH_TYPE, SHCA_AETH_ACK) |
+			    SHCA_AETH_NO_CREDIT,
+	};
+	struct shca_sgl target;
+
+	/* The IBA's largest message: its PSNs stay within the window. */
+	if (len > SZ_2G)
+		return dup ? SHCA_RR_DROP :
+		       shca_rr_refuse(qp, msg, IB_WC_REM_INV_REQ_ERR, true);
+	if (shca_resp_target(qp, msg, &target, IB_ACCESS_REMOTE_READ)) {
+		shca_sgl_release(&target);
+		return dup ? SHCA_RR_DROP :
+		       shca_rr_refuse(qp, msg, IB_WC_REM_ACCESS_ERR, true);
+	}
+	n = len ? DIV_ROUND_UP(len, pmtu) : 1;
+	shca_roce_resp_ack(qp);
+	if (!dup)
+		shca_rr_done(qp, pkt, n, true);
+	resp.msn = qp->resp.msn;
+	for (i = 0; i < n; i++) {
+		resp.opcode = shca_read_resp_ops[shca_pkt_pos(i, n)];
+		resp.psn = shca_psn_add(pkt->psn, i);
+		resp.paylen = min(pmtu, len - i * pmtu);
+		/* What is not sent, the requester asks for again. */
+		if (shca_roce_xmit(qp, &qp->av, &resp, &target))
+			break;
+	}
+	shca_sgl_release(&target);
+	qp->resp.ack_due = false;
+	return SHCA_RR_DONE;
+}
+
+static void shca_rr_atomic_ack(struct shca_qp *qp, u32 psn, u64 orig)
+{
+	struct shca_pkt pkt = {
+		.opcode = SHCA_OPCODE(RC, ATOMIC_ACKNOWLEDGE),
+		.pkey = SHCA_DEFAULT_PKEY,
+		.dqpn = READ_ONCE(qp->attr.dest_qp_num),
+		.psn = psn,
+		.syndrome = FIELD_PREP(SHCA_AETH_TYPE, SHCA_AETH_ACK) |
+			    SHCA_AETH_NO_CREDIT,
+		.msn = qp->resp.msn,
+		.orig = orig,
+	};
+
+	shca_roce_resp_ack(qp);
+	shca_roce_xmit(qp, &qp->av, &pkt, NULL);
+}
+
+static enum shca_rr shca_rr_atomic(struct shca_qp *qp,
+				   const struct shca_pkt *pkt,
+				   struct shca_msg *msg)
+{
+	struct shca_wire_resp *rs = &qp->resp;
+	unsigned int slot;
+
+	if (shca_resp_execute(qp, msg) != SHCA_TX_DONE)
+		return SHCA_RR_DROP;
+	if (msg->status != IB_WC_SUCCESS)
+		return SHCA_RR_ERROR;
+	slot = rs->atomic_next++ % SHCA_WIRE_ATOMIC_RES;
+	rs->atomics[slot].psn = pkt->psn;
+	rs->atomics[slot].orig = msg->atomic_orig;
+	rs->atomics[slot].valid = true;
+	shca_rr_atomic_ack(qp, pkt->psn, msg->atomic_orig);
+	shca_rr_done(qp, pkt, 1, true);
+	rs->ack_due = false;
+	return SHCA_RR_DONE;
+}
+
+/* A packet before ePSN, on RC: answered again, never executed again. */
+static void shca_rr_duplicate(struct shca_qp *qp, const struct shca_pkt *pkt,
+			      const void *data)
+{
+	struct shca_wire_resp *rs = &qp->resp;
+	struct shca_sgl payload;
+	struct shca_msg msg;
+	unsigned int i;
+
+	shca_rr_msg(qp, pkt, data, &payload, &msg);
+	switch (msg.opcode) {
+	case IB_WR_RDMA_READ:
+		shca_rr_read(qp, pkt, &msg, true);
+		return;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		/* One too old to be remembered is not answered. */
+		for (i = 0; i < SHCA_WIRE_ATOMIC_RES; i++) {
+			if (rs->atomics[i].valid &&
+			    rs->atomics[i].psn == pkt->psn) {
+				shca_rr_atomic_ack(qp, pkt->psn,
+						   rs->atomics[i].orig);
+				return;
+			}
+		}
+		return;
+	default:
+		if (pkt->ackreq)
+			rs->ack_due = true;
+	}
+}
+
+/* A packet with the expected PSN. */
+static enum shca_rr shca_rr_execute(struct shca_qp *qp,
+				    const struct shca_pkt *pkt,
+				    struct shca_msg *msg)
+{
+	enum shca_pos pos = shca_opcode_lookup(pkt->opcode)->pos;
+	enum shca_wire_msg class = shca_rr_class(msg->opcode);
+	struct shca_wire_resp *rs = &qp->resp;
+	bool more = !shca_pos_first(pos);
+	bool busy = rs->msg != SHCA_WIRE_MSG_NONE;
+	u32 pmtu = shca_qp_pmtu(qp);
+
+	/* A message in progress goes on; otherwise, one starts. */
+	if (more != busy || (more && class != rs->msg)) {
+		if (msg->qp_type == IB_QPT_RC || more)
+			return shca_rr_refuse(qp, msg, IB_WC_REM_INV_REQ_ERR,
+					      true);
+		/* UC: the message in progress lost its last packets. */
+		rs->msg = SHCA_WIRE_MSG_NONE;
+	}
+	/* All but the last packet of a message are full. */
+	if (pkt->paylen > pmtu ||
+	    (!shca_pos_last(pos) && pkt->paylen != pmtu) ||
+	    (pos == SHCA_POS_LAST && !pkt->paylen))
+		return shca_rr_refuse(qp, msg, IB_WC_REM_INV_REQ_ERR, true);
+
+	switch (msg->opcode) {
+	case IB_WR_RDMA_READ:
+		return shca_rr_read(qp, pkt, msg, false);
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return shca_rr_atomic(qp, pkt, msg);
+	}
+	if (class == SHCA_WIRE_MSG_WRITE)
+		return shca_rr_write(qp, pkt, pos, msg);
+	return shca_rr_send(qp, pkt, pos, msg);
+}
+
+/**
+ * shca_roce_resp_rx() - a request packet reached an RC or UC QP
+ * @qp: the responder, connected to the packet's source
+ * @pkt: the packet's headers, parsed and checked
+ * @data: its payload
+ *
+ * Context: the QP's engine.
+ * Return: false when the QP takes no requests (its state).
+ */
+bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
+		       const void *data)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	struct shca_wire_resp *rs = &qp->resp;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	struct shca_sgl payload;
+	struct shca_msg msg;
+	s32 d;
+
+	if (state < IB_QPS_RTR || state > IB_QPS_SQE)
+		return false;
+	d = shca_psn_diff(pkt->psn, rs->epsn);
+	if (d < 0) {
+		if (rc)
+			shca_rr_duplicate(qp, pkt, data);
+		return true;
+	}
+	if (d > 0) {
+		if (rc) {
+			if (!rs->nak_sent)
+				shca_rr_nak(qp, SHCA_AETH_NAK, SHCA_NAK_PSN_SEQ,
+					    rs->epsn);
+			rs->nak_sent = true;
+			return true;
+		}
+		/* UC: what the lost packets belonged to is lost. */
+		rs->msg = SHCA_WIRE_MSG_NONE;
+		rs->epsn = pkt->psn;
+	}
+	rs->nak_sent = false;
+	shca_rr_msg(qp, pkt, data, &payload, &msg);
+	switch (shca_rr_execute(qp, pkt, &msg)) {
+	case SHCA_RR_RNR:
+		shca_rr_nak(qp, SHCA_AETH_RNR_NAK,
+			    READ_ONCE(qp->attr.min_rnr_timer), pkt->psn);
+		break;
+	case SHCA_RR_ERROR:
+		shca_rr_nak(qp, SHCA_AETH_NAK, shca_rr_nak_code(msg.status),
+			    pkt->psn);
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
+/**
+ * shca_roce_resp_flush() - complete the receive WQE a message holds
+ * @qp: the responder, in the error state
+ *
+ * A SEND's WQE, taken from its ring at the first packet, is flushed with
+ * those still in the ring, before them.
+ *
+ * Context: the QP's engine.
+ */
+void shca_roce_resp_flush(struct shca_qp *qp)
+{
+	struct shca_msg msg = {
+		.qp_type = qp->ibqp.qp_type,
+		.opcode = IB_WR_SEND,
+		.src_qpn = READ_ONCE(qp->attr.dest_qp_num),
+	};
+
+	if (!qp->resp.have_rwqe)
+		return;
+	shca_resp_complete(qp, &msg, &qp->resp.rwqe, IB_WC_WR_FLUSH_ERR, 0);
+	qp->resp.have_rwqe = false;
+}
+
+/**
+ * shca_roce_resp_reset() - a responder starts afresh
+ * @qp: the QP, entering RESET or RTR
+ * @epsn: the PSN it expects first
+ *
+ * Context: the QP's engine stopped, or its engine_lock held.
+ */
+void shca_roce_resp_reset(struct shca_qp *qp, u32 epsn)
+{
+	memset(&qp->resp, 0, sizeof(qp->resp));
+	qp->resp.epsn = epsn;
+}
