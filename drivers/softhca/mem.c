@@ -152,12 +152,40 @@ int shca_sgl_check(struct shca_sgl *sgl)
 	return ret;
 }
 
-static struct page *shca_sgl_page(struct shca_sgl *sgl, u64 iova,
-				  unsigned int *offset)
+/**
+ * shca_sgl_page() - the page under the cursor of an SGE list
+ * @sgl: the cursor, over an SGE list and not at its end (a caller's bug,
+ *	which warns)
+ * @poff: set to the cursor's offset in the page
+ * @len: set to how many bytes from there the page holds, in the SGE
+ *
+ * Return: the page, or an ERR_PTR() as shca_sgl_map() has them.
+ */
+struct page *shca_sgl_page(struct shca_sgl *sgl, unsigned int *poff,
+			   u32 *len)
 {
-	if (!sgl->mr)
-		return shca_kva_page(iova, offset);
-	return shca_mr_iova_page(sgl->mr, iova, offset);
+	const struct softhca_sge *sge;
+	struct page *page;
+
+	while (sgl->off == sgl->sge[sgl->i].length) {
+		shca_sgl_release(sgl);
+		if (WARN_ON_ONCE(++sgl->i == sgl->num_sge))
+			return ERR_PTR(-EFAULT);
+		sgl->off = 0;
+	}
+	sge = &sgl->sge[sgl->i];
+	if (!sgl->entered && shca_sgl_enter(sgl)) {
+		sgl->bad = true;
+		return ERR_PTR(-EACCES);
+	}
+	page = sgl->mr ? shca_mr_iova_page(sgl->mr, sge->addr + sgl->off, poff) :
+			 shca_kva_page(sge->addr + sgl->off, poff);
+	if (!page) {
+		sgl->bad = true;
+		return ERR_PTR(-EFAULT);
+	}
+	*len = min_t(u32, PAGE_SIZE - *poff, sge->length - sgl->off);
+	return page;
 }
 
 /**
@@ -171,7 +199,6 @@ static struct page *shca_sgl_page(struct shca_sgl *sgl, u64 iova,
  */
 void *shca_sgl_map(struct shca_sgl *sgl, u32 *len)
 {
-	const struct softhca_sge *sge;
 	unsigned int poff;
 	struct page *page;
 
@@ -179,23 +206,9 @@ void *shca_sgl_map(struct shca_sgl *sgl, u32 *len)
 		*len = sgl->len - sgl->off;
 		return *len ? sgl->buf + sgl->off : ERR_PTR(-EFAULT);
 	}
-	while (sgl->off == sgl->sge[sgl->i].length) {
-		shca_sgl_release(sgl);
-		if (WARN_ON_ONCE(++sgl->i == sgl->num_sge))
-			return ERR_PTR(-EFAULT);
-		sgl->off = 0;
-	}
-	sge = &sgl->sge[sgl->i];
-	if (!sgl->entered && shca_sgl_enter(sgl)) {
-		sgl->bad = true;
-		return ERR_PTR(-EACCES);
-	}
-	page = shca_sgl_page(sgl, sge->addr + sgl->off, &poff);
-	if (!page) {
-		sgl->bad = true;
-		return ERR_PTR(-EFAULT);
-	}
-	*len = min_t(u32, PAGE_SIZE - poff, sge->length - sgl->off);
+	page = shca_sgl_page(sgl, &poff, len);
+	if (IS_ERR(page))
+		return ERR_CAST(page);
 	sgl->map = kmap_local_page(page);
 	return sgl->map + poff;
 }

@@ -58,6 +58,8 @@ void shca_sgl_release(struct shca_sgl *sgl);
 int shca_sgl_check(struct shca_sgl *sgl);
 void shca_sgl_skip(struct shca_sgl *sgl, u32 len);
 int shca_sgl_copy(struct shca_sgl *dst, struct shca_sgl *src, u32 len);
+struct page *shca_sgl_page(struct shca_sgl *sgl, unsigned int *poff,
+			   u32 *len);
 void *shca_sgl_map(struct shca_sgl *sgl, u32 *len);
 void shca_sgl_unmap(struct shca_sgl *sgl);
 

@@ -194,7 +194,8 @@ static void shca_net_icrc(struct sk_buff *skb, bool ipv6)
 	__le32 icrc;
 
 	icrc = cpu_to_le32(shca_icrc_skb(skb, 0, skb->len, ipv6));
-	memcpy(skb_tail_pointer(skb) - SHCA_ICRC_LEN, &icrc, sizeof(icrc));
+	/* In the linear part, or in the packet's own last fragment. */
+	skb_store_bits(skb, skb->len - SHCA_ICRC_LEN, &icrc, sizeof(icrc));
 }
 
 static int shca_net_xmit4(struct shca_dev *dev, const struct shca_av *av,

@@ -27,38 +27,118 @@ static u8 shca_roce_ud_opcode(const struct shca_msg *msg)
 	       SHCA_OPCODE(UD, SEND_ONLY);
 }
 
+/* Smaller payloads are copied: a page reference costs more than that. */
+#define SHCA_ROCE_ZCOPY_MIN 512
+
+static void shca_roce_add_frag(struct sk_buff *skb, struct page *page,
+			       unsigned int off, u32 len)
+{
+	skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags, page, off, len);
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += len;
+}
+
+/* @len bytes from @src into a fragment of the packet's own. */
+static int shca_roce_copy_frag(struct sk_buff *skb, struct shca_sgl *src,
+			       u32 len, unsigned int zero)
+{
+	struct shca_sgl dst;
+	struct page *page;
+	void *p;
+
+	p = netdev_alloc_frag(len + zero);
+	if (!p)
+		return -ENOMEM;
+	shca_sgl_init_buf(&dst, p, len);
+	if (len && shca_sgl_copy(&dst, src, len)) {
+		skb_free_frag(p);
+		return -EFAULT;
+	}
+	memset(p + len, 0, zero);
+	page = virt_to_head_page(p);
+	shca_roce_add_frag(skb, page, p - page_address(page), len + zero);
+	return 0;
+}
+
 /*
- * A packet for @pkt's headers and @pkt->paylen bytes of payload, copied
- * from @src (which may be NULL with no payload), with room for the
- * network headers to @av in front.  Return: the packet, or NULL (no
- * memory, or @src's memory went away: @src->bad).
+ * The payload without a copy: @src's pages, each held by the packet, as
+ * its fragments; then a fragment of its own for the pad and the ICRC.
+ * What may not be lent to the network stack (slab objects, which it must
+ * not hold) is copied, and so is what the fragments cannot take.  The
+ * consumer does not touch the memory until the message completes, which
+ * on RC is once the responder acknowledged it.
+ */
+static int shca_roce_zcopy(struct sk_buff *skb, struct shca_sgl *src,
+			   u32 len)
+{
+	unsigned int poff, pad = -len & 3;
+	struct page *page;
+	u32 n;
+	int ret;
+
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	while (len && skb_shinfo(skb)->nr_frags < MAX_SKB_FRAGS - 1) {
+		page = shca_sgl_page(src, &poff, &n);
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+		n = min(n, len);
+		len -= n;
+		if (!sendpage_ok(page)) {
+			ret = shca_roce_copy_frag(skb, src, n, 0);
+			if (ret)
+				return ret;
+			continue;
+		}
+		get_page(page);
+		shca_roce_add_frag(skb, page, poff, n);
+		shca_sgl_skip(src, n);
+	}
+	return shca_roce_copy_frag(skb, src, len, pad + SHCA_ICRC_LEN);
+}
+
+/*
+ * A packet for @pkt's headers and @pkt->paylen bytes of payload from
+ * @src (which may be NULL with no payload), with room for the network
+ * headers to @av in front; @zcopy: the payload may stay in @src's pages.
+ * Return: the packet, or an ERR_PTR(): -ENOMEM, or -EFAULT when @src's
+ * memory went away (@src->bad).
  */
 static struct sk_buff *shca_roce_packet(struct shca_dev *dev,
 					const struct shca_av *av,
 					const struct shca_pkt *pkt,
-					struct shca_sgl *src)
+					struct shca_sgl *src, bool zcopy)
 {
 	unsigned int hdr_len = shca_pkt_hdr_len(pkt->opcode);
 	unsigned int pad = -pkt->paylen & 3;
 	unsigned int room = shca_net_headroom(dev, av);
+	unsigned int linear = hdr_len;
 	struct shca_sgl dst;
 	struct sk_buff *skb;
-	void *p;
+	int ret = 0;
 
+	zcopy &= pkt->paylen >= SHCA_ROCE_ZCOPY_MIN && src->sge;
+	if (!zcopy)
+		linear += pkt->paylen + pad + SHCA_ICRC_LEN;
 	/* The engine may run for reclaim: no allocation that waits on it. */
-	skb = alloc_skb(room + hdr_len + pkt->paylen + pad + SHCA_ICRC_LEN,
-			GFP_ATOMIC | __GFP_NOWARN);
+	skb = alloc_skb(room + linear, GFP_ATOMIC | __GFP_NOWARN);
 	if (!skb)
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	skb_reserve(skb, room);
 	shca_pkt_build(pkt, skb_put(skb, hdr_len));
-	p = skb_put(skb, pkt->paylen);
-	shca_sgl_init_buf(&dst, p, pkt->paylen);
-	if (pkt->paylen && shca_sgl_copy(&dst, src, pkt->paylen)) {
-		kfree_skb(skb);
-		return NULL;
+	if (zcopy) {
+		ret = shca_roce_zcopy(skb, src, pkt->paylen);
+	} else {
+		shca_sgl_init_buf(&dst, skb_put(skb, pkt->paylen),
+				  pkt->paylen);
+		if (pkt->paylen)
+			ret = shca_sgl_copy(&dst, src, pkt->paylen);
+		skb_put_zero(skb, pad + SHCA_ICRC_LEN);
 	}
-	skb_put_zero(skb, pad + SHCA_ICRC_LEN);
+	if (ret) {
+		kfree_skb(skb);
+		return ERR_PTR(src->bad ? -EFAULT : -ENOMEM);
+	}
 	return skb;
 }
 
@@ -80,10 +160,13 @@ int shca_roce_xmit(struct shca_qp *qp, const struct shca_av *av,
 	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
 	struct sk_buff *skb;
 
-	skb = shca_roce_packet(dev, av, pkt, src);
-	if (!skb) {
+	/* A UD message completes as it leaves: its payload is copied. */
+	skb = shca_roce_packet(dev, av, pkt, src,
+			       qp->ibqp.qp_type == IB_QPT_RC ||
+			       qp->ibqp.qp_type == IB_QPT_UC);
+	if (IS_ERR(skb)) {
 		shca_count(dev, SHCA_CNT_TX_ERRORS);
-		return src && src->bad ? -EFAULT : -ENOMEM;
+		return PTR_ERR(skb);
 	}
 	shca_net_xmit(dev, av,
 		      rdma_get_udp_sport(av->attr.grh.flow_label,
