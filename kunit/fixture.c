@@ -53,20 +53,23 @@ void shca_test_netdev_capture(struct net_device *ndev, bool on)
 		skb_queue_purge(&priv->sent);
 }
 
-/* The oldest frame @ndev sent while capturing, or NULL after 5 s. */
-struct sk_buff *shca_test_netdev_sent(struct net_device *ndev)
+/*
+ * The oldest frame @ndev sent while capturing, or NULL when none came
+ * within @timeout jiffies.
+ */
+struct sk_buff *shca_test_netdev_sent(struct net_device *ndev,
+				      unsigned long timeout)
 {
 	struct shca_test_netdev *priv = netdev_priv(ndev);
-	unsigned long end = jiffies + 5 * HZ;
+	unsigned long end = jiffies + timeout;
 	struct sk_buff *skb;
 
-	do {
+	for (;;) {
 		skb = skb_dequeue(&priv->sent);
-		if (skb)
+		if (skb || !time_before(jiffies, end))
 			return skb;
 		usleep_range(1000, 10000);
-	} while (time_before(jiffies, end));
-	return NULL;
+	}
 }
 
 /* A 25 Gb/s link, so that ib_core need not guess the port speed. */

@@ -13,14 +13,11 @@
 #include <linux/etherdevice.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
-#include <net/addrconf.h>
-#include <net/ndisc.h>
-#include <net/neighbour.h>
-#include <rdma/ib_cache.h>
 
 #include "dev.h"
 #include "dp.h"
 #include "fixture.h"
+#include "frame.h"
 #include "icrc.h"
 #include "wire.h"
 
@@ -29,137 +26,6 @@ SHCA_SUITE_FIXTURE(shca_roce_fx, "softhca_ktroce");
 #define SHCA_ROCE_LEN 256
 #define SHCA_ROCE_QKEY 0x1234		/* shca_dp_setup()'s UD Q_Key */
 #define SHCA_ROCE_PEER_QPN 0x4321
-#define SHCA_ROCE_IP_OFF ETH_HLEN
-#define SHCA_ROCE_BTH_OFF (ETH_HLEN + sizeof(struct ipv6hdr) + \
-			   sizeof(struct udphdr))
-
-/* Another host on the link, known to neighbour discovery. */
-static const struct in6_addr shca_roce_peer = {
-	.s6_addr = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0,
-		     0x50, 0x54, 0x00, 0xff, 0xfe, 0x12, 0x34, 0x56 },
-};
-
-static const u8 shca_roce_peer_mac[ETH_ALEN] = {
-	0x52, 0x54, 0x00, 0x12, 0x34, 0x56
-};
-
-/* A frame as the wire carries it, and where its headers are. */
-struct shca_frame {
-	u8 *buf;
-	unsigned int len;
-};
-
-static struct ethhdr *shca_frame_eth(const struct shca_frame *f)
-{
-	return (struct ethhdr *)f->buf;
-}
-
-static struct ipv6hdr *shca_frame_ip6(const struct shca_frame *f)
-{
-	return (struct ipv6hdr *)(f->buf + SHCA_ROCE_IP_OFF);
-}
-
-static struct udphdr *shca_frame_udp(const struct shca_frame *f)
-{
-	return (struct udphdr *)(shca_frame_ip6(f) + 1);
-}
-
-static u8 *shca_frame_bth(const struct shca_frame *f)
-{
-	return f->buf + SHCA_ROCE_BTH_OFF;
-}
-
-static unsigned int shca_frame_bth_len(const struct shca_frame *f)
-{
-	return f->len - SHCA_ROCE_BTH_OFF;
-}
-
-static u32 shca_frame_icrc(const struct shca_frame *f)
-{
-	__le32 icrc;
-
-	memcpy(&icrc, f->buf + f->len - SHCA_ICRC_LEN, sizeof(icrc));
-	return le32_to_cpu(icrc);
-}
-
-/* The ICRC the frame's headers and payload call for. */
-static u32 shca_frame_want_icrc(const struct shca_frame *f)
-{
-	return shca_icrc_buf(shca_frame_ip6(f), f->len - SHCA_ROCE_IP_OFF,
-			     true);
-}
-
-static void shca_frame_seal(struct shca_frame *f)
-{
-	__le32 icrc = cpu_to_le32(shca_frame_want_icrc(f));
-
-	memcpy(f->buf + f->len - SHCA_ICRC_LEN, &icrc, sizeof(icrc));
-}
-
-/*
- * Ends the frame @len bytes after the UDP header, with the lengths right,
- * and the ICRC when there is room for the BTH it covers.
- */
-static void shca_frame_cut(struct shca_frame *f, unsigned int len)
-{
-	f->len = SHCA_ROCE_BTH_OFF + len;
-	shca_frame_udp(f)->len = htons(sizeof(struct udphdr) + len);
-	shca_frame_ip6(f)->payload_len = shca_frame_udp(f)->len;
-	if (len >= sizeof(struct shca_bth) + SHCA_ICRC_LEN)
-		shca_frame_seal(f);
-}
-
-static void shca_roce_neigh(struct kunit *test, struct net_device *ndev)
-{
-	struct neighbour *n;
-
-	n = __neigh_lookup(&nd_tbl, &shca_roce_peer, ndev, 1);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, n);
-	KUNIT_ASSERT_EQ(test, neigh_update(n, shca_roce_peer_mac,
-					   NUD_PERMANENT,
-					   NEIGH_UPDATE_F_OVERRIDE |
-					   NEIGH_UPDATE_F_ADMIN, 0), 0);
-	neigh_release(n);
-}
-
-/* GID 0, the link-local address, once it is no longer tentative. */
-static void shca_roce_gid(struct kunit *test, struct shca_fixture *fx,
-			  union ib_gid *gid)
-{
-	int tries;
-
-	KUNIT_ASSERT_EQ(test, shca_fixture_wait_gid(fx, 0), 0);
-	KUNIT_ASSERT_EQ(test, rdma_query_gid(fx->ibdev, SHCA_PORT, 0, gid), 0);
-	for (tries = 0; tries < 100; tries++) {
-		if (ipv6_chk_addr(dev_net(fx->ndev), (struct in6_addr *)gid,
-				  fx->ndev, 0))
-			return;
-		msleep(50);
-	}
-	KUNIT_FAIL(test, "GID 0 stays tentative");
-}
-
-/* The next RoCEv2 frame the netdev sent, linearised into @f. */
-static void shca_roce_capture(struct kunit *test, struct shca_fixture *fx,
-			      struct shca_frame *f)
-{
-	struct sk_buff *skb;
-
-	while ((skb = shca_test_netdev_sent(fx->ndev))) {
-		f->len = skb->len;
-		f->buf = kunit_kmalloc(test, skb->len, GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, f->buf);
-		KUNIT_ASSERT_EQ(test, skb_copy_bits(skb, 0, f->buf, f->len), 0);
-		kfree_skb(skb);
-		/* Skip the netdev's own chatter (neighbour discovery, MLD). */
-		if (f->len > SHCA_ROCE_BTH_OFF &&
-		    shca_frame_eth(f)->h_proto == htons(ETH_P_IPV6) &&
-		    shca_frame_ip6(f)->nexthdr == IPPROTO_UDP &&
-		    shca_frame_udp(f)->dest == htons(SHCA_ROCE_UDP_PORT))
-			return;
-	}
-	KUNIT_FAIL(test, "no RoCEv2 frame was sent");
-}
 
 /* QP 0 sends @src to the peer; @f gets the frame that left. */
 static void shca_roce_send(struct kunit *test, struct shca_dp *dp,
@@ -176,10 +42,10 @@ static void shca_roce_send(struct kunit *test, struct shca_dp *dp,
 	union ib_gid dgid;
 	struct ib_wc wc;
 
-	memcpy(&dgid, &shca_roce_peer, sizeof(dgid));
+	memcpy(&dgid, &shca_frame_peer, sizeof(dgid));
 	rdma_ah_set_port_num(&attr, SHCA_PORT);
 	rdma_ah_set_grh(&attr, &dgid, 0, 0, 64, 0);
-	ether_addr_copy(attr.roce.dmac, shca_roce_peer_mac);
+	ether_addr_copy(attr.roce.dmac, shca_frame_peer_mac);
 	wr.ah = rdma_create_ah(dp->pd, &attr, 0);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, wr.ah);
 
@@ -187,7 +53,7 @@ static void shca_roce_send(struct kunit *test, struct shca_dp *dp,
 	KUNIT_ASSERT_EQ(test, shca_dp_post_send(dp, 0, &wr.wr), 0);
 	KUNIT_ASSERT_TRUE(test, shca_dp_poll(dp, 0, &wc));
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
-	shca_roce_capture(test, dp->fx, f);
+	shca_frame_capture(test, dp->fx, f);
 	shca_test_netdev_capture(dp->fx->ndev, false);
 	rdma_destroy_ah(wr.ah, 0);
 }
@@ -199,8 +65,8 @@ static void shca_roce_setup(struct kunit *test, struct shca_dp *dp,
 
 	o.type = IB_QPT_UD;
 	shca_dp_setup(test, test->priv, dp, &o);
-	shca_roce_gid(test, test->priv, gid);
-	shca_roce_neigh(test, dp->fx->ndev);
+	shca_frame_gid(test, test->priv, gid);
+	shca_frame_neigh(test, dp->fx->ndev);
 	shca_dp_fill(src, SHCA_ROCE_LEN, 7);
 	shca_roce_send(test, dp, src, f);
 }
@@ -220,14 +86,14 @@ static void shca_roce_ud_tx(struct kunit *test)
 	qpn = dp.qp[0]->qp_num;
 
 	KUNIT_EXPECT_TRUE(test, ether_addr_equal(shca_frame_eth(&f)->h_dest,
-						 shca_roce_peer_mac));
+						 shca_frame_peer_mac));
 	KUNIT_EXPECT_TRUE(test, ipv6_addr_equal(&shca_frame_ip6(&f)->daddr,
-						&shca_roce_peer));
+						&shca_frame_peer));
 	KUNIT_EXPECT_EQ(test, memcmp(&shca_frame_ip6(&f)->saddr, &gid,
 				     sizeof(gid)), 0);
 	KUNIT_EXPECT_EQ(test, shca_frame_ip6(&f)->hop_limit, 64);
 	KUNIT_EXPECT_EQ(test, ntohs(shca_frame_udp(&f)->len),
-			f.len - SHCA_ROCE_IP_OFF - sizeof(struct ipv6hdr));
+			f.len - SHCA_FRAME_IP_OFF - sizeof(struct ipv6hdr));
 	KUNIT_EXPECT_EQ(test, ntohs(shca_frame_udp(&f)->source),
 			rdma_get_udp_sport(0, qpn, SHCA_ROCE_PEER_QPN));
 	KUNIT_EXPECT_EQ(test, (__force u16)shca_frame_udp(&f)->check, 0);
@@ -256,25 +122,14 @@ static void shca_roce_readdress(struct shca_dp *dp, const union ib_gid *gid,
 	struct shca_pkt pkt;
 
 	ether_addr_copy(shca_frame_eth(f)->h_dest, dp->fx->ndev->dev_addr);
-	ether_addr_copy(shca_frame_eth(f)->h_source, shca_roce_peer_mac);
-	shca_frame_ip6(f)->saddr = shca_roce_peer;
+	ether_addr_copy(shca_frame_eth(f)->h_source, shca_frame_peer_mac);
+	shca_frame_ip6(f)->saddr = shca_frame_peer;
 	memcpy(&shca_frame_ip6(f)->daddr, gid, sizeof(*gid));
 	shca_pkt_parse(&pkt, shca_frame_bth(f), shca_frame_bth_len(f));
 	pkt.dqpn = dp->qp[1]->qp_num;
 	pkt.sqpn = SHCA_ROCE_PEER_QPN;
 	shca_pkt_build(&pkt, shca_frame_bth(f));
 	shca_frame_seal(f);
-}
-
-static void shca_roce_inject(struct kunit *test, struct net_device *ndev,
-			     const struct shca_frame *f)
-{
-	struct sk_buff *skb = netdev_alloc_skb(ndev, f->len);
-
-	KUNIT_ASSERT_NOT_NULL(test, skb);
-	skb_put_data(skb, f->buf, f->len);
-	skb->protocol = eth_type_trans(skb, ndev);
-	netif_rx(skb);
 }
 
 /* The sent packet readdressed to QP 1, which has a receive posted. */
@@ -306,7 +161,7 @@ static void shca_roce_ud_rx(struct kunit *test)
 	struct ib_wc wc;
 
 	shca_roce_rx_setup(test, &rx);
-	shca_roce_inject(test, rx.dp.fx->ndev, &rx.f);
+	shca_frame_inject(test, rx.dp.fx->ndev, &rx.f, 1);
 
 	KUNIT_ASSERT_TRUE(test, shca_dp_poll(&rx.dp, 1, &wc));
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
@@ -316,7 +171,7 @@ static void shca_roce_ud_rx(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_GRH);
 	KUNIT_EXPECT_TRUE(test,
 			  ipv6_addr_equal(&((struct ipv6hdr *)rx.dst)->saddr,
-					  &shca_roce_peer));
+					  &shca_frame_peer));
 	KUNIT_EXPECT_EQ(test, memcmp(rx.dst + 40, rx.src, SHCA_ROCE_LEN), 0);
 	shca_dp_teardown(&rx.dp);
 }
@@ -406,44 +261,21 @@ static void shca_roce_bad_desc(const struct shca_roce_bad *bad, char *desc)
 
 KUNIT_ARRAY_PARAM(shca_roce_bad, shca_roce_bads, shca_roce_bad_desc);
 
-/* The drop counter for @why, as `rdma statistic` reads it. */
-static s64 shca_roce_drops(struct kunit *test, struct shca_dp *dp,
-			   enum shca_drop why)
-{
-	struct ib_device *ibdev = dp->fx->ibdev;
-	unsigned int i = SHCA_CNT_DROP + why - 1;
-	struct rdma_hw_stats *stats;
-	s64 n;
-
-	stats = shca_alloc_hw_port_stats(ibdev, SHCA_PORT);
-	KUNIT_ASSERT_NOT_NULL(test, stats);
-	KUNIT_EXPECT_EQ(test, shca_get_hw_stats(ibdev, stats, SHCA_PORT, 0),
-			SHCA_CNT_MAX);
-	KUNIT_EXPECT_STREQ(test, stats->descs[i].name, shca_drop_names[why]);
-	n = stats->value[i];
-	rdma_free_hw_stats_struct(stats);
-	return n;
-}
-
 /* Dropped, counted under its reason, and nothing received. */
 static void shca_roce_bad_rx(struct kunit *test)
 {
 	const struct shca_roce_bad *bad = test->param_value;
 	struct shca_roce_rx rx;
-	unsigned long end;
 	struct ib_wc wc;
 	s64 before;
 
 	shca_roce_rx_setup(test, &rx);
 	bad->damage(&rx.f);
-	before = shca_roce_drops(test, &rx.dp, bad->why);
-	shca_roce_inject(test, rx.dp.fx->ndev, &rx.f);
+	before = shca_frame_drops(test, rx.dp.fx->ibdev, bad->why);
+	shca_frame_inject(test, rx.dp.fx->ndev, &rx.f, 1);
 
-	end = jiffies + 5 * HZ;
-	while (shca_roce_drops(test, &rx.dp, bad->why) == before &&
-	       time_before(jiffies, end))
-		usleep_range(1000, 10000);
-	KUNIT_EXPECT_EQ(test, shca_roce_drops(test, &rx.dp, bad->why),
+	KUNIT_EXPECT_EQ(test, shca_frame_wait_drops(test, rx.dp.fx->ibdev,
+						    bad->why, before + 1),
 			before + 1);
 	msleep(20);
 	if (ib_poll_cq(rx.dp.cq[1], 1, &wc) == 1)

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* RoCEv2 frames to and from a fake peer on the fixture's link: frame.h. */
+
+#include <linux/delay.h>
+#include <linux/etherdevice.h>
+#include <linux/netdevice.h>
+#include <net/addrconf.h>
+#include <net/ndisc.h>
+#include <net/neighbour.h>
+#include <rdma/ib_cache.h>
+
+#include "dev.h"
+#include "frame.h"
+#include "icrc.h"
+
+/* The UDP source port of the peer's frames: any will do. */
+#define SHCA_FRAME_PEER_SPORT 0xc0de
+
+const struct in6_addr shca_frame_peer = {
+	.s6_addr = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0,
+		     0x50, 0x54, 0x00, 0xff, 0xfe, 0x12, 0x34, 0x56 },
+};
+
+const u8 shca_frame_peer_mac[ETH_ALEN] = {
+	0x52, 0x54, 0x00, 0x12, 0x34, 0x56
+};
+
+/* The ICRC the frame carries. */
+u32 shca_frame_icrc(const struct shca_frame *f)
+{
+	__le32 icrc;
+
+	memcpy(&icrc, f->buf + f->len - SHCA_ICRC_LEN, sizeof(icrc));
+	return le32_to_cpu(icrc);
+}
+
+/* The ICRC the frame's headers and payload call for. */
+u32 shca_frame_want_icrc(const struct shca_frame *f)
+{
+	return shca_icrc_buf(shca_frame_ip6(f), f->len - SHCA_FRAME_IP_OFF,
+			     true);
+}
+
+void shca_frame_seal(struct shca_frame *f)
+{
+	__le32 icrc = cpu_to_le32(shca_frame_want_icrc(f));
+
+	memcpy(f->buf + f->len - SHCA_ICRC_LEN, &icrc, sizeof(icrc));
+}
+
+/*
+ * Ends the frame @len bytes after the UDP header, with the lengths right,
+ * and the ICRC when there is room for the BTH it covers.
+ */
+void shca_frame_cut(struct shca_frame *f, unsigned int len)
+{
+	f->len = SHCA_FRAME_BTH_OFF + len;
+	shca_frame_udp(f)->len = htons(sizeof(struct udphdr) + len);
+	shca_frame_ip6(f)->payload_len = shca_frame_udp(f)->len;
+	if (len >= sizeof(struct shca_bth) + SHCA_ICRC_LEN)
+		shca_frame_seal(f);
+}
+
+/* The peer, in @ndev's neighbour table for good. */
+void shca_frame_neigh(struct kunit *test, struct net_device *ndev)
+{
+	struct neighbour *n;
+
+	n = __neigh_lookup(&nd_tbl, &shca_frame_peer, ndev, 1);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, n);
+	KUNIT_ASSERT_EQ(test, neigh_update(n, shca_frame_peer_mac,
+					   NUD_PERMANENT,
+					   NEIGH_UPDATE_F_OVERRIDE |
+					   NEIGH_UPDATE_F_ADMIN, 0), 0);
+	neigh_release(n);
+}
+
+/* GID 0, the link-local address, once it is no longer tentative. */
+void shca_frame_gid(struct kunit *test, struct shca_fixture *fx,
+		    union ib_gid *gid)
+{
+	int tries;
+
+	KUNIT_ASSERT_EQ(test, shca_fixture_wait_gid(fx, 0), 0);
+	KUNIT_ASSERT_EQ(test, rdma_query_gid(fx->ibdev, SHCA_PORT, 0, gid), 0);
+	for (tries = 0; tries < 100; tries++) {
+		if (ipv6_chk_addr(dev_net(fx->ndev), (struct in6_addr *)gid,
+				  fx->ndev, 0))
+			return;
+		msleep(50);
+	}
+	KUNIT_FAIL(test, "GID 0 stays tentative");
+}
+
+/**
+ * shca_frame_build() - a packet from the peer to the device, as a frame
+ * @test: the test, which owns the frame's memory
+ * @ndev: the device's netdev, the Ethernet destination
+ * @gid: the device's GID, the IPv6 destination
+ * @pkt: the transport headers; @pkt->paylen bytes of payload follow
+ * @payload: the payload (NULL when @pkt->paylen is 0)
+ * @f: filled: the frame, its pad zero and its ICRC sealed
+ */
+void shca_frame_build(struct kunit *test, struct net_device *ndev,
+		      const union ib_gid *gid, const struct shca_pkt *pkt,
+		      const void *payload, struct shca_frame *f)
+{
+	unsigned int hdr_len = shca_pkt_hdr_len(pkt->opcode);
+	unsigned int len = hdr_len + pkt->paylen + (-pkt->paylen & 3) +
+			   SHCA_ICRC_LEN;
+	struct ipv6hdr *ip6;
+	struct ethhdr *eth;
+	struct udphdr *udp;
+
+	KUNIT_ASSERT_NE(test, hdr_len, 0);
+	f->buf = kunit_kzalloc(test, SHCA_FRAME_BTH_OFF + len, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, f->buf);
+	eth = shca_frame_eth(f);
+	ether_addr_copy(eth->h_dest, ndev->dev_addr);
+	ether_addr_copy(eth->h_source, shca_frame_peer_mac);
+	eth->h_proto = htons(ETH_P_IPV6);
+	ip6 = shca_frame_ip6(f);
+	ip6->version = 6;
+	ip6->nexthdr = IPPROTO_UDP;
+	ip6->hop_limit = 64;
+	ip6->saddr = shca_frame_peer;
+	memcpy(&ip6->daddr, gid, sizeof(*gid));
+	udp = shca_frame_udp(f);
+	udp->source = htons(SHCA_FRAME_PEER_SPORT);
+	udp->dest = htons(SHCA_ROCE_UDP_PORT);
+	shca_pkt_build(pkt, shca_frame_bth(f));
+	if (pkt->paylen)
+		memcpy(shca_frame_bth(f) + hdr_len, payload, pkt->paylen);
+	shca_frame_cut(f, len);
+}
+
+/**
+ * shca_frame_inject() - frames reach @ndev from the link
+ * @test: the test
+ * @ndev: the netdev that receives them
+ * @f: the frames
+ * @n: how many
+ *
+ * The frames go to one CPU's backlog in one go, so they go up the stack,
+ * and reach their QP, in this order.
+ */
+void shca_frame_inject(struct kunit *test, struct net_device *ndev,
+		       const struct shca_frame *f, unsigned int n)
+{
+	struct sk_buff_head q;
+	struct sk_buff *skb;
+	unsigned int i;
+
+	__skb_queue_head_init(&q);
+	for (i = 0; i < n; i++) {
+		skb = netdev_alloc_skb(ndev, f[i].len);
+		if (!skb) {
+			__skb_queue_purge(&q);
+			KUNIT_ASSERT_FAILURE(test, "no skb for frame %u", i);
+		}
+		skb_put_data(skb, f[i].buf, f[i].len);
+		skb->protocol = eth_type_trans(skb, ndev);
+		__skb_queue_tail(&q, skb);
+	}
+	local_bh_disable();
+	while ((skb = __skb_dequeue(&q)))
+		netif_rx(skb);
+	local_bh_enable();
+}
+
+/**
+ * shca_frame_sent() - the next RoCEv2 frame @ndev sent, linearised
+ * @test: the test, which owns the frame's memory
+ * @ndev: the capturing netdev
+ * @f: filled with the frame
+ * @timeout: how long to wait for one, in jiffies
+ *
+ * The netdev's own chatter (neighbour discovery, MLD) is skipped.
+ *
+ * Return: false when no RoCEv2 frame came within @timeout.
+ */
+bool shca_frame_sent(struct kunit *test, struct net_device *ndev,
+		     struct shca_frame *f, unsigned long timeout)
+{
+	unsigned long end = jiffies + timeout, now;
+	struct sk_buff *skb;
+	int ret;
+
+	for (;;) {
+		now = jiffies;
+		skb = shca_test_netdev_sent(ndev, time_before(now, end) ?
+					    end - now : 0);
+		if (!skb)
+			return false;
+		f->len = skb->len;
+		f->buf = kunit_kmalloc(test, skb->len, GFP_KERNEL);
+		ret = f->buf ? skb_copy_bits(skb, 0, f->buf, f->len) : -ENOMEM;
+		kfree_skb(skb);
+		KUNIT_ASSERT_EQ(test, ret, 0);
+		if (f->len > SHCA_FRAME_BTH_OFF &&
+		    shca_frame_eth(f)->h_proto == htons(ETH_P_IPV6) &&
+		    shca_frame_ip6(f)->nexthdr == IPPROTO_UDP &&
+		    shca_frame_udp(f)->dest == htons(SHCA_ROCE_UDP_PORT))
+			return true;
+	}
+}
+
+/* The device's drop counter for @why, as `rdma statistic` reads it. */
+s64 shca_frame_drops(struct kunit *test, struct ib_device *ibdev,
+		     enum shca_drop why)
+{
+	unsigned int i = SHCA_CNT_DROP + why - 1;
+	struct rdma_hw_stats *stats;
+	s64 n;
+
+	stats = shca_alloc_hw_port_stats(ibdev, SHCA_PORT);
+	KUNIT_ASSERT_NOT_NULL(test, stats);
+	KUNIT_EXPECT_EQ(test, shca_get_hw_stats(ibdev, stats, SHCA_PORT, 0),
+			SHCA_CNT_MAX);
+	KUNIT_EXPECT_STREQ(test, stats->descs[i].name, shca_drop_names[why]);
+	n = stats->value[i];
+	rdma_free_hw_stats_struct(stats);
+	return n;
+}
+
+/*
+ * The drop counter for @why once it reached @n, or after 5 s: the engine
+ * counts what a QP refuses when it runs.
+ */
+s64 shca_frame_wait_drops(struct kunit *test, struct ib_device *ibdev,
+			  enum shca_drop why, s64 n)
+{
+	unsigned long end = jiffies + 5 * HZ;
+	s64 now;
+
+	for (;;) {
+		now = shca_frame_drops(test, ibdev, why);
+		if (now >= n || !time_before(jiffies, end))
+			return now;
+		usleep_range(1000, 10000);
+	}
+}
+
+/* The next RoCEv2 frame the fixture's netdev sent, within 5 s. */
+void shca_frame_capture(struct kunit *test, struct shca_fixture *fx,
+			struct shca_frame *f)
+{
+	if (!shca_frame_sent(test, fx->ndev, f, 5 * HZ))
+		KUNIT_ASSERT_FAILURE(test, "no RoCEv2 frame was sent");
+}

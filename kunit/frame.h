@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * RoCEv2 frames for the suites that play another host on the fixture's
+ * link: a fake peer known to neighbour discovery, Ethernet + IPv6 + UDP
+ * frames from it to the device, built and sealed with their ICRC and
+ * given to the netdev's receive path, and the frames the device sent,
+ * taken from the netdev's capture and linearised; and the device's
+ * counters of the frames it dropped.
+ */
+#ifndef SHCA_KUNIT_FRAME_H
+#define SHCA_KUNIT_FRAME_H
+
+#include <kunit/test.h>
+#include <linux/if_ether.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <rdma/ib_verbs.h>
+
+#include "fixture.h"
+#include "wire.h"
+
+#define SHCA_FRAME_IP_OFF ETH_HLEN
+#define SHCA_FRAME_BTH_OFF (ETH_HLEN + sizeof(struct ipv6hdr) + \
+			    sizeof(struct udphdr))
+
+/* Another host on the link: its link-local address and its MAC. */
+extern const struct in6_addr shca_frame_peer;
+extern const u8 shca_frame_peer_mac[ETH_ALEN];
+
+/* A frame as the wire carries it, from its Ethernet header on. */
+struct shca_frame {
+	u8 *buf;
+	unsigned int len;
+};
+
+static inline struct ethhdr *shca_frame_eth(const struct shca_frame *f)
+{
+	return (struct ethhdr *)f->buf;
+}
+
+static inline struct ipv6hdr *shca_frame_ip6(const struct shca_frame *f)
+{
+	return (struct ipv6hdr *)(f->buf + SHCA_FRAME_IP_OFF);
+}
+
+static inline struct udphdr *shca_frame_udp(const struct shca_frame *f)
+{
+	return (struct udphdr *)(shca_frame_ip6(f) + 1);
+}
+
+static inline u8 *shca_frame_bth(const struct shca_frame *f)
+{
+	return f->buf + SHCA_FRAME_BTH_OFF;
+}
+
+static inline unsigned int shca_frame_bth_len(const struct shca_frame *f)
+{
+	return f->len - SHCA_FRAME_BTH_OFF;
+}
+
+u32 shca_frame_icrc(const struct shca_frame *f);
+u32 shca_frame_want_icrc(const struct shca_frame *f);
+void shca_frame_seal(struct shca_frame *f);
+void shca_frame_cut(struct shca_frame *f, unsigned int len);
+
+void shca_frame_neigh(struct kunit *test, struct net_device *ndev);
+void shca_frame_gid(struct kunit *test, struct shca_fixture *fx,
+		    union ib_gid *gid);
+
+void shca_frame_build(struct kunit *test, struct net_device *ndev,
+		      const union ib_gid *gid, const struct shca_pkt *pkt,
+		      const void *payload, struct shca_frame *f);
+void shca_frame_inject(struct kunit *test, struct net_device *ndev,
+		       const struct shca_frame *f, unsigned int n);
+bool shca_frame_sent(struct kunit *test, struct net_device *ndev,
+		     struct shca_frame *f, unsigned long timeout);
+void shca_frame_capture(struct kunit *test, struct shca_fixture *fx,
+			struct shca_frame *f);
+
+s64 shca_frame_drops(struct kunit *test, struct ib_device *ibdev,
+		     enum shca_drop why);
+s64 shca_frame_wait_drops(struct kunit *test, struct ib_device *ibdev,
+			  enum shca_drop why, s64 n);
+
+#endif /* SHCA_KUNIT_FRAME_H */
