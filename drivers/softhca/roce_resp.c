@@ -407,9 +407,11 @@ static enum shca_rr shca_rr_atomic(struct shca_qp *qp,
 	rs->atomics[slot].psn = pkt->psn;
 	rs->atomics[slot].orig = msg->atomic_orig;
 	rs->atomics[slot].valid = true;
-	shca_rr_atomic_ack(qp, pkt->psn, msg->atomic_orig);
+	/* What is owed first; then the MSN counts the atomic, as it answers. */
+	shca_roce_resp_ack(qp);
 	shca_rr_done(qp, pkt, 1, true);
 	rs->ack_due = false;
+	shca_rr_atomic_ack(qp, pkt->psn, msg->atomic_orig);
 	return SHCA_RR_DONE;
 }
 
