@@ -1,0 +1,1692 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * softhca_rc_wire: RC and UC on the wire, the test playing the peer.
+ *
+ * A QP of the fixture's device is connected to a QP of a host that does
+ * not exist (frame.h's peer, in the neighbour table), with a 256-byte
+ * path MTU, so that a message of a few hundred bytes takes several
+ * packets, and with PSNs just short of the 24-bit wrap, so that messages
+ * cross it.  The test builds the peer's packets, gives them to the
+ * netdev's receive path, and reads what the device sends back from the
+ * netdev's capture.
+ *
+ * As a responder, the QP places a SEND or WRITE given packet by packet
+ * and acknowledges it once, with the right PSN and MSN; NAKs a PSN gap
+ * once however many packets follow it, and completes the message when it
+ * is resent; acknowledges a duplicate again without executing it; answers
+ * a READ, and a duplicate READ, from the memory; replays an atomic's
+ * original value rather than executing it twice; answers RNR without a
+ * receive WQE; and NAKs what it refuses, leaving the QP in the error
+ * state.  On UC a gap abandons the message and the next one completes.
+ *
+ * As a requester, the QP segments a SEND or WRITE with PSNs from sq_psn,
+ * asks for an acknowledgment on the last packet only, completes when it
+ * comes, and resends after the local ACK timeout until retry_cnt runs
+ * out; resends from the PSN a sequence NAK names, after the timer an RNR
+ * NAK names, and completes with the status an error NAK names; places
+ * READ responses, asks again for what a gap in them lost, and completes
+ * an atomic with the value its acknowledgment carries.  Answers for no
+ * PSN of the message in flight, of the wrong kind, from a stranger, or
+ * for a QP with nothing in flight change nothing.
+ *
+ * The frames one injection carries reach the QP in order, and a QP
+ * executes them in order; a duplicate request with AckReq set (a "ping")
+ * is answered by an ACK once everything before it was executed, which
+ * tells that nothing else was sent meanwhile.
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/ktime.h>
+#include <net/ipv6.h>
+#include <rdma/ib_verbs.h>
+
+#include "dev.h"
+#include "dp.h"
+#include "fixture.h"
+#include "frame.h"
+#include "wire.h"
+
+SHCA_SUITE_FIXTURE(shca_rcw_fx, "softhca_ktrcw");
+
+#define SHCA_RCW_PEER_QPN 0x4321
+#define SHCA_RCW_MTU 256
+/* The first PSNs: messages of three packets or more cross the wrap. */
+#define SHCA_RCW_RQ_PSN 0xfffffe
+#define SHCA_RCW_SQ_PSN 0xfffffd
+/* The responder's min_rnr_timer, an RNR NAK's timer code. */
+#define SHCA_RCW_MIN_RNR 3
+/*
+ * A local ACK timeout (4.096 us << 20, 4.3 s) no test takes to answer:
+ * a message is sent once unless a test asks for it again.
+ */
+#define SHCA_RCW_SLOW 20
+/* 4.096 us << 12: 16.8 ms, so that retries take milliseconds. */
+#define SHCA_RCW_FAST 12
+/* How long a test waits to see that nothing more is sent. */
+#define SHCA_RCW_QUIET (HZ / 5)
+
+/* AETH syndromes (IBA 9.7.5.1, table 44), written out apart from wire.h. */
+#define SHCA_RCW_ACK 0x1f		/* ACK with no credit count */
+#define SHCA_RCW_RNR(timer) (0x20 | (timer))
+#define SHCA_RCW_NAK(code) (0x60 | (code))
+#define SHCA_RCW_NAK_SEQ 0
+#define SHCA_RCW_NAK_INV_REQ 1
+#define SHCA_RCW_NAK_REM_ACCESS 2
+#define SHCA_RCW_NAK_REM_OP 3
+
+/* The opcodes of a message's packets, by enum shca_pos (IBA table 38). */
+static const u8 shca_rcw_send_ops[] = {
+	SHCA_OP_SEND_FIRST, SHCA_OP_SEND_MIDDLE,
+	SHCA_OP_SEND_LAST, SHCA_OP_SEND_ONLY,
+};
+
+static const u8 shca_rcw_send_imm_ops[] = {
+	SHCA_OP_SEND_FIRST, SHCA_OP_SEND_MIDDLE,
+	SHCA_OP_SEND_LAST_WITH_IMMEDIATE, SHCA_OP_SEND_ONLY_WITH_IMMEDIATE,
+};
+
+static const u8 shca_rcw_write_ops[] = {
+	SHCA_OP_RDMA_WRITE_FIRST, SHCA_OP_RDMA_WRITE_MIDDLE,
+	SHCA_OP_RDMA_WRITE_LAST, SHCA_OP_RDMA_WRITE_ONLY,
+};
+
+static const u8 shca_rcw_write_imm_ops[] = {
+	SHCA_OP_RDMA_WRITE_FIRST, SHCA_OP_RDMA_WRITE_MIDDLE,
+	SHCA_OP_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+	SHCA_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+};
+
+static const u8 shca_rcw_read_resp_ops[] = {
+	SHCA_OP_RDMA_READ_RESPONSE_FIRST, SHCA_OP_RDMA_READ_RESPONSE_MIDDLE,
+	SHCA_OP_RDMA_READ_RESPONSE_LAST, SHCA_OP_RDMA_READ_RESPONSE_ONLY,
+};
+
+/* The device's QP, connected to the peer's, and what the test saw. */
+struct shca_rcw {
+	struct shca_dp dp;		/* QP 0 (and CQ 0) only, but for UD */
+	struct ib_mr *mr;		/* the peer's target, if any */
+	struct net_device *ndev;
+	union ib_gid gid;		/* the device's GID 0 */
+	u32 qpn;
+	enum ib_event_type event;	/* the QP's last affiliated event */
+};
+
+static struct shca_rcw shca_rcw;
+
+static void shca_rcw_exit(struct kunit *test)
+{
+	if (shca_rcw.ndev)
+		shca_test_netdev_capture(shca_rcw.ndev, false);
+	if (shca_rcw.mr)
+		KUNIT_EXPECT_EQ(test, ib_dereg_mr(shca_rcw.mr), 0);
+	shca_dp_teardown(&shca_rcw.dp);
+	shca_rcw = (struct shca_rcw){};
+}
+
+/**
+ * struct shca_rcw_msg - a message, as either side puts it on the wire
+ * @transport: SHCA_TRANSPORT_RC or SHCA_TRANSPORT_UC
+ * @ops: its packets' opcodes by position (shca_rcw_send_ops, ...)
+ * @psn: its first packet's PSN
+ * @data: its payload
+ * @len: its length
+ * @va: a WRITE's RETH: address
+ * @rkey: a WRITE's RETH: remote key
+ * @imm: immediate data
+ * @ackreq: the last packet asks for an acknowledgment (RC requests)
+ * @msn: a READ response's AETH: MSN
+ */
+struct shca_rcw_msg {
+	u8 transport;
+	const u8 *ops;
+	u32 psn;
+	const u8 *data;
+	u32 len;
+	u64 va;
+	u32 rkey;
+	u32 imm;
+	bool ackreq;
+	u32 msn;
+};
+
+static u32 shca_rcw_psn(u32 psn, s32 i)
+{
+	return (psn + i) & SHCA_BTH_PSN;
+}
+
+/* PSN @a - PSN @b, as a signed 24-bit distance. */
+static s32 shca_rcw_diff(u32 a, u32 b)
+{
+	return sign_extend32(a - b, 23);
+}
+
+/* PSN @i of the peer's requests, and of the device's. */
+static u32 shca_rcw_rq(s32 i)
+{
+	return shca_rcw_psn(SHCA_RCW_RQ_PSN, i);
+}
+
+static u32 shca_rcw_sq(s32 i)
+{
+	return shca_rcw_psn(SHCA_RCW_SQ_PSN, i);
+}
+
+static u32 shca_rcw_npkts(u32 len)
+{
+	return len ? DIV_ROUND_UP(len, SHCA_RCW_MTU) : 1;
+}
+
+static enum shca_pos shca_rcw_pos(u32 i, u32 n)
+{
+	if (n == 1)
+		return SHCA_POS_ONLY;
+	if (!i)
+		return SHCA_POS_FIRST;
+	return i == n - 1 ? SHCA_POS_LAST : SHCA_POS_MIDDLE;
+}
+
+static bool shca_rcw_last(enum shca_pos pos)
+{
+	return pos == SHCA_POS_LAST || pos == SHCA_POS_ONLY;
+}
+
+static bool shca_rcw_first(enum shca_pos pos)
+{
+	return pos == SHCA_POS_FIRST || pos == SHCA_POS_ONLY;
+}
+
+static void *shca_rcw_buf(struct kunit *test, size_t len)
+{
+	void *buf = kunit_kzalloc(test, len, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	return buf;
+}
+
+static void shca_rcw_event(struct ib_event *event, void *ctx)
+{
+	struct shca_rcw *w = ctx;
+
+	WRITE_ONCE(w->event, event->event);
+	atomic_inc(&w->dp.events);
+	wake_up(&w->dp.wait);
+}
+
+static int shca_rcw_state(struct ib_qp *qp)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+	int ret = ib_query_qp(qp, &attr, IB_QP_STATE, &init);
+
+	return ret ?: attr.qp_state;
+}
+
+/* QP 0 through INIT and RTR (rq_psn, path to the peer) to RTS (sq_psn). */
+static void shca_rcw_connect(struct kunit *test, struct shca_rcw *w,
+			     const struct shca_dp_opts *o)
+{
+	struct ib_qp *qp = w->dp.qp[0];
+	bool rc = o->type == IB_QPT_RC;
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.port_num = SHCA_PORT,
+		.qp_access_flags = o->access,
+	};
+	int mask = IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
+		   IB_QP_ACCESS_FLAGS;
+	union ib_gid dgid;
+
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, mask), 0);
+
+	attr.qp_state = IB_QPS_RTR;
+	attr.path_mtu = IB_MTU_256;
+	attr.dest_qp_num = SHCA_RCW_PEER_QPN;
+	attr.rq_psn = SHCA_RCW_RQ_PSN;
+	attr.max_dest_rd_atomic = 16;
+	attr.min_rnr_timer = o->min_rnr_timer;
+	attr.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	memcpy(&dgid, &shca_frame_peer, sizeof(dgid));
+	rdma_ah_set_port_num(&attr.ah_attr, SHCA_PORT);
+	rdma_ah_set_grh(&attr.ah_attr, &dgid, 0, 0, 64, 0);
+	ether_addr_copy(attr.ah_attr.roce.dmac, shca_frame_peer_mac);
+	mask = IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN |
+	       IB_QP_RQ_PSN;
+	if (rc)
+		mask |= IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER;
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, mask), 0);
+
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = SHCA_RCW_SQ_PSN;
+	attr.timeout = o->timeout;
+	attr.retry_cnt = o->retry_cnt;
+	attr.rnr_retry = o->rnr_retry;
+	attr.max_rd_atomic = 16;
+	mask = IB_QP_STATE | IB_QP_SQ_PSN;
+	if (rc)
+		mask |= IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
+			IB_QP_MAX_QP_RD_ATOMIC;
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, mask), 0);
+}
+
+static void shca_rcw_create(struct kunit *test, struct shca_rcw *w, int i,
+			    enum ib_qp_type type)
+{
+	struct ib_cq_init_attr cq_attr = { .cqe = 64 };
+	struct ib_qp_init_attr init = {
+		.event_handler = shca_rcw_event,
+		.qp_context = w,
+		.cap = {
+			.max_send_wr = 16,
+			.max_recv_wr = 16,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = type,
+	};
+
+	w->dp.cq[i] = ib_create_cq(w->dp.fx->ibdev, NULL, NULL, w, &cq_attr);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, w->dp.cq[i]);
+	init.send_cq = w->dp.cq[i];
+	init.recv_cq = w->dp.cq[i];
+	w->dp.qp[i] = ib_create_qp(w->dp.pd, &init);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, w->dp.qp[i]);
+}
+
+/*
+ * QP 0, of @o->type, with @o's access, timers and retry counts, connected
+ * to the peer, and the netdev capturing what it sends.
+ */
+static struct shca_rcw *shca_rcw_setup(struct kunit *test,
+				       const struct shca_dp_opts *o)
+{
+	struct shca_fixture *fx = test->priv;
+	struct shca_rcw *w = &shca_rcw;
+
+	w->dp = (struct shca_dp){ .test = test, .fx = fx };
+	init_waitqueue_head(&w->dp.wait);
+	shca_frame_gid(test, fx, &w->gid);
+	shca_frame_neigh(test, fx->ndev);
+	w->dp.pd = ib_alloc_pd(fx->ibdev, IB_PD_UNSAFE_GLOBAL_RKEY);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, w->dp.pd);
+	shca_rcw_create(test, w, 0, o->type);
+	w->qpn = w->dp.qp[0]->qp_num;
+	shca_rcw_connect(test, w, o);
+	w->ndev = fx->ndev;
+	shca_test_netdev_capture(w->ndev, true);
+	return w;
+}
+
+/* An RC QP with shca_dp_rc's access and retries, and @timeout. */
+static struct shca_rcw *shca_rcw_setup_rc(struct kunit *test, u8 timeout)
+{
+	struct shca_dp_opts o = shca_dp_rc;
+
+	o.timeout = timeout;
+	o.min_rnr_timer = SHCA_RCW_MIN_RNR;
+	return shca_rcw_setup(test, &o);
+}
+
+/* @pkt from the peer to the QP, as a frame. */
+static void shca_rcw_build(struct kunit *test, struct shca_rcw *w,
+			   struct shca_pkt *pkt, const void *payload,
+			   struct shca_frame *f)
+{
+	pkt->pkey = 0xffff;
+	pkt->dqpn = w->qpn;
+	shca_frame_build(test, w->ndev, &w->gid, pkt, payload, f);
+}
+
+/* @m as the peer sends it, a frame per packet in @f; returns how many. */
+static u32 shca_rcw_segment(struct kunit *test, struct shca_rcw *w,
+			    const struct shca_rcw_msg *m, struct shca_frame *f)
+{
+	u32 n = shca_rcw_npkts(m->len), i;
+	struct shca_pkt pkt = {
+		.va = m->va,
+		.rkey = m->rkey,
+		.dma_len = m->len,
+		.imm = m->imm,
+		.syndrome = SHCA_RCW_ACK,
+		.msn = m->msn,
+	};
+	enum shca_pos pos;
+
+	for (i = 0; i < n; i++) {
+		pos = shca_rcw_pos(i, n);
+		pkt.opcode = m->transport | m->ops[pos];
+		pkt.psn = shca_rcw_psn(m->psn, i);
+		pkt.ackreq = m->ackreq && shca_rcw_last(pos);
+		pkt.paylen = min_t(u32, SHCA_RCW_MTU, m->len - i * SHCA_RCW_MTU);
+		shca_rcw_build(test, w, &pkt, m->data + i * SHCA_RCW_MTU,
+			       &f[i]);
+	}
+	return n;
+}
+
+/* An acknowledgment (ACK or NAK) from the peer, injected. */
+static void shca_rcw_answer(struct kunit *test, struct shca_rcw *w,
+			    u8 syndrome, u32 psn)
+{
+	struct shca_pkt pkt = {
+		.opcode = SHCA_OPCODE(RC, ACKNOWLEDGE),
+		.psn = psn,
+		.syndrome = syndrome,
+	};
+	struct shca_frame f;
+
+	shca_rcw_build(test, w, &pkt, NULL, &f);
+	shca_frame_inject(test, w->ndev, &f, 1);
+}
+
+/* The next frame the device sent: to the peer, sealed, parsed. */
+static void shca_rcw_sent(struct kunit *test, struct shca_rcw *w,
+			  struct shca_frame *f, struct shca_pkt *pkt)
+{
+	shca_frame_capture(test, w->dp.fx, f);
+	KUNIT_EXPECT_TRUE(test, ether_addr_equal(shca_frame_eth(f)->h_dest,
+						 shca_frame_peer_mac));
+	KUNIT_EXPECT_TRUE(test, ipv6_addr_equal(&shca_frame_ip6(f)->daddr,
+						&shca_frame_peer));
+	KUNIT_EXPECT_EQ(test, shca_frame_icrc(f), shca_frame_want_icrc(f));
+	KUNIT_ASSERT_EQ(test, shca_pkt_parse(pkt, shca_frame_bth(f),
+					     shca_frame_bth_len(f)), 0);
+	KUNIT_EXPECT_EQ(test, pkt->dqpn, SHCA_RCW_PEER_QPN);
+	KUNIT_EXPECT_EQ(test, pkt->pkey, 0xffff);
+}
+
+/* The next frame is an ACKNOWLEDGE with @syndrome, @psn and @msn. */
+static void shca_rcw_expect_aeth(struct kunit *test, struct shca_rcw *w,
+				 u8 syndrome, u32 psn, u32 msn)
+{
+	struct shca_frame f;
+	struct shca_pkt pkt;
+
+	shca_rcw_sent(test, w, &f, &pkt);
+	KUNIT_EXPECT_EQ(test, pkt.opcode, SHCA_OPCODE(RC, ACKNOWLEDGE));
+	KUNIT_EXPECT_EQ(test, pkt.syndrome, syndrome);
+	KUNIT_EXPECT_EQ(test, pkt.psn, psn);
+	KUNIT_EXPECT_EQ(test, pkt.msn, msn);
+}
+
+/*
+ * The next frames are @m's packets from packet @from on: opcodes, PSNs,
+ * AckReq on the last one only, RETH on a WRITE's first, AETH on a READ
+ * response's first and last, and the payload.
+ */
+static void shca_rcw_expect_msg(struct kunit *test, struct shca_rcw *w,
+				const struct shca_rcw_msg *m, u32 from)
+{
+	u32 n = shca_rcw_npkts(m->len), i, off, len;
+	struct shca_frame f;
+	struct shca_pkt pkt;
+	enum shca_pos pos;
+	bool aeth;
+
+	for (i = from; i < n; i++) {
+		pos = shca_rcw_pos(i, n);
+		off = i * SHCA_RCW_MTU;
+		len = min_t(u32, SHCA_RCW_MTU, m->len - off);
+		shca_rcw_sent(test, w, &f, &pkt);
+		KUNIT_EXPECT_EQ(test, pkt.opcode, m->transport | m->ops[pos]);
+		KUNIT_EXPECT_EQ(test, pkt.psn, shca_rcw_psn(m->psn, i));
+		KUNIT_EXPECT_EQ(test, pkt.ackreq,
+				m->ackreq && shca_rcw_last(pos));
+		KUNIT_EXPECT_FALSE(test, pkt.se);
+		if (m->ops == shca_rcw_write_ops && shca_rcw_first(pos)) {
+			KUNIT_EXPECT_EQ(test, pkt.va, m->va);
+			KUNIT_EXPECT_EQ(test, pkt.rkey, m->rkey);
+			KUNIT_EXPECT_EQ(test, pkt.dma_len, m->len);
+		}
+		aeth = m->ops == shca_rcw_read_resp_ops && pos != SHCA_POS_MIDDLE;
+		KUNIT_EXPECT_EQ(test, pkt.syndrome, aeth ? SHCA_RCW_ACK : 0);
+		KUNIT_EXPECT_EQ(test, pkt.msn, aeth ? m->msn : 0);
+		KUNIT_ASSERT_EQ(test, pkt.paylen, len);
+		KUNIT_EXPECT_EQ(test, memcmp(shca_frame_bth(&f) + pkt.hdr_len,
+					     m->data + off, len), 0);
+	}
+}
+
+/* A ping: a SEND_ONLY with no payload for @epsn - 1, AckReq set. */
+static void shca_rcw_ping(struct kunit *test, struct shca_rcw *w, u32 epsn,
+			  struct shca_frame *f)
+{
+	struct shca_pkt pkt = {
+		.opcode = SHCA_OPCODE(RC, SEND_ONLY),
+		.psn = shca_rcw_psn(epsn, -1),
+		.ackreq = true,
+	};
+
+	shca_rcw_build(test, w, &pkt, NULL, f);
+}
+
+/*
+ * Every packet injected before was executed, and the frames it made the
+ * responder send were taken: the ping's ACK, of @epsn - 1 with @msn, is
+ * the next frame.
+ */
+static void shca_rcw_sync(struct kunit *test, struct shca_rcw *w, u32 epsn,
+			  u32 msn)
+{
+	struct shca_frame f;
+
+	shca_rcw_ping(test, w, epsn, &f);
+	shca_frame_inject(test, w->ndev, &f, 1);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_psn(epsn, -1),
+			     msn);
+}
+
+/* Nothing more leaves for SHCA_RCW_QUIET. */
+static void shca_rcw_quiet(struct kunit *test, struct shca_rcw *w)
+{
+	struct shca_frame f;
+	struct shca_pkt pkt;
+
+	if (!shca_frame_sent(test, w->ndev, &f, SHCA_RCW_QUIET))
+		return;
+	shca_pkt_parse(&pkt, shca_frame_bth(&f), shca_frame_bth_len(&f));
+	KUNIT_FAIL(test, "sent opcode %#x PSN %#x syndrome %#x", pkt.opcode,
+		   pkt.psn, pkt.syndrome);
+}
+
+/* Waits for the completion of @wr_id: its status, and the wc in @wc. */
+static enum ib_wc_status shca_rcw_wc(struct kunit *test, struct shca_rcw *w,
+				     u64 wr_id, struct ib_wc *wc)
+{
+	KUNIT_ASSERT_TRUE(test, shca_dp_poll(&w->dp, 0, wc));
+	KUNIT_EXPECT_EQ(test, wc->wr_id, wr_id);
+	KUNIT_EXPECT_PTR_EQ(test, wc->qp, w->dp.qp[0]);
+	return wc->status;
+}
+
+/* --- The responder ------------------------------------------------- */
+
+/* A message of three packets to the responder, and what it consumes. */
+struct shca_rcw_msg_case {
+	const char *name;
+	bool write;
+	bool imm;
+};
+
+static const struct shca_rcw_msg_case shca_rcw_msg_cases[] = {
+	{ "send", false, false },
+	{ "send-imm", false, true },
+	{ "write", true, false },
+	{ "write-imm", true, true },
+};
+
+static void shca_rcw_msg_desc(const struct shca_rcw_msg_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_rcw_msg, shca_rcw_msg_cases, shca_rcw_msg_desc);
+
+/*
+ * FIRST, MIDDLE and LAST (with pad) are placed in the receive buffer or
+ * the MR whole, and acknowledged once, by an ACK of the LAST's PSN with
+ * MSN 1; a SEND, or a WRITE with immediate, completes a receive.
+ */
+static void shca_rcw_resp_msg(struct kunit *test)
+{
+	const struct shca_rcw_msg_case *c = test->param_value;
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	u32 len = 3 * SHCA_RCW_MTU - 55;
+	u8 *src = shca_rcw_buf(test, len), *dst = shca_rcw_buf(test, len + 2);
+	struct shca_rcw_msg m = {
+		.transport = SHCA_TRANSPORT_RC,
+		.psn = shca_rcw_rq(0),
+		.data = src,
+		.len = len,
+		.imm = 0x5151abcd,
+		.ackreq = true,
+	};
+	struct shca_frame f[3];
+	struct ib_wc wc;
+
+	shca_dp_fill(src, len, 1);
+	if (c->write) {
+		w->mr = shca_dp_frwr(&w->dp, 0, dst, len + 2,
+				     IB_ACCESS_REMOTE_WRITE |
+				     IB_ACCESS_LOCAL_WRITE);
+		m.ops = c->imm ? shca_rcw_write_imm_ops : shca_rcw_write_ops;
+		m.va = (uintptr_t)dst + 1;
+		m.rkey = w->mr->rkey;
+		if (c->imm)
+			KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 7,
+								NULL, 0), 0);
+	} else {
+		m.ops = c->imm ? shca_rcw_send_imm_ops : shca_rcw_send_ops;
+		KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 7, dst + 1,
+							len + 1), 0);
+	}
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, f), 3);
+	shca_frame_inject(test, w->ndev, f, 3);
+
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(2), 1);
+	KUNIT_EXPECT_EQ(test, memcmp(dst + 1, src, len), 0);
+	KUNIT_EXPECT_EQ(test, dst[0] | dst[len + 1], 0);
+	if (!c->write || c->imm) {
+		KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 7, &wc),
+				IB_WC_SUCCESS);
+		KUNIT_EXPECT_EQ(test, wc.opcode, c->write ?
+				IB_WC_RECV_RDMA_WITH_IMM : IB_WC_RECV);
+		KUNIT_EXPECT_EQ(test, wc.byte_len, len);
+		KUNIT_EXPECT_EQ(test, wc.src_qp, SHCA_RCW_PEER_QPN);
+		KUNIT_EXPECT_EQ(test, !!(wc.wc_flags & IB_WC_WITH_IMM),
+				c->imm);
+		if (c->imm)
+			KUNIT_EXPECT_EQ(test, be32_to_cpu(wc.ex.imm_data),
+					m.imm);
+	}
+	/* That ACK was the only frame. */
+	shca_rcw_sync(test, w, shca_rcw_rq(3), 1);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+}
+
+/*
+ * A lost MIDDLE: the next packet is NAKed (PSN sequence error, for the
+ * lost PSN), the ones after it are not, and nothing is placed; the
+ * message resent from the gap completes.
+ */
+static void shca_rcw_resp_gap(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	u32 len = 4 * SHCA_RCW_MTU - 100;
+	u8 *src = shca_rcw_buf(test, len), *dst = shca_rcw_buf(test, len);
+	struct shca_rcw_msg m = {
+		.transport = SHCA_TRANSPORT_RC,
+		.ops = shca_rcw_send_ops,
+		.psn = shca_rcw_rq(0),
+		.data = src,
+		.len = len,
+		.ackreq = true,
+	};
+	struct shca_frame f[4], lost[6];
+	struct ib_wc wc;
+
+	shca_dp_fill(src, len, 2);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 3, dst, len), 0);
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, f), 4);
+	lost[0] = f[0];
+	lost[1] = f[2];
+	lost[2] = f[3];
+	lost[3] = f[3];
+	lost[4] = f[2];
+	shca_rcw_ping(test, w, shca_rcw_rq(1), &lost[5]);
+	shca_frame_inject(test, w->ndev, lost, 6);
+
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_NAK(SHCA_RCW_NAK_SEQ),
+			     shca_rcw_rq(1), 0);
+	/* The ping's ACK: no second NAK came before it. */
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(0), 0);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_RTS);
+
+	shca_frame_inject(test, w->ndev, &f[1], 3);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(3), 1);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 3, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, len);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, len), 0);
+	shca_rcw_sync(test, w, shca_rcw_rq(4), 1);
+}
+
+/*
+ * A SEND acknowledged and received again (its ACK was lost) is
+ * acknowledged again, and consumes no second receive: the next SEND
+ * gets it.
+ */
+static void shca_rcw_resp_dup_send(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	u8 *src = shca_rcw_buf(test, 400), *dst = shca_rcw_buf(test, 800);
+	struct shca_rcw_msg m = {
+		.transport = SHCA_TRANSPORT_RC,
+		.ops = shca_rcw_send_ops,
+		.psn = shca_rcw_rq(0),
+		.data = src,
+		.len = 300,
+		.ackreq = true,
+	};
+	struct shca_frame f[2], next;
+	struct ib_wc wc;
+
+	shca_dp_fill(src, 400, 3);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 1, dst, 400), 0);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 2, dst + 400, 400),
+			0);
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, f), 2);
+	shca_frame_inject(test, w->ndev, f, 2);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(1), 1);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 1, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 300);
+
+	shca_frame_inject(test, w->ndev, f, 2);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(1), 1);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+
+	m.psn = shca_rcw_rq(2);
+	m.data = src + 300;
+	m.len = 100;
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, &next), 1);
+	shca_frame_inject(test, w->ndev, &next, 1);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(2), 2);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 2, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 100);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 300), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(dst + 300, 0, 100));
+	KUNIT_EXPECT_EQ(test, memcmp(dst + 400, src + 300, 100), 0);
+}
+
+/* A READ request for @len bytes at @va, for PSN @psn. */
+static void shca_rcw_read_req(struct kunit *test, struct shca_rcw *w,
+			      u32 psn, const u8 *va, u32 len)
+{
+	struct shca_pkt pkt = {
+		.opcode = SHCA_OPCODE(RC, RDMA_READ_REQUEST),
+		.psn = psn,
+		.va = (uintptr_t)va,
+		.rkey = w->dp.pd->unsafe_global_rkey,
+		.dma_len = len,
+	};
+	struct shca_frame f;
+
+	shca_rcw_build(test, w, &pkt, NULL, &f);
+	shca_frame_inject(test, w->ndev, &f, 1);
+}
+
+/*
+ * A READ of 700 bytes is answered by FIRST, MIDDLE and LAST, from the
+ * request's PSN on, with the memory's bytes; so is its duplicate, and
+ * one asking for the rest from the MIDDLE's PSN (as after a lost
+ * response), which answers from there.  The MSN counts the READ once.
+ */
+static void shca_rcw_resp_read(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	u8 *mem = shca_rcw_buf(test, 704);
+	struct shca_rcw_msg m = {
+		.transport = SHCA_TRANSPORT_RC,
+		.ops = shca_rcw_read_resp_ops,
+		.psn = shca_rcw_rq(0),
+		.data = mem + 3,
+		.len = 700,
+		.msn = 1,
+	};
+
+	shca_dp_fill(mem, 704, 4);
+	shca_rcw_read_req(test, w, shca_rcw_rq(0), mem + 3, 700);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	shca_rcw_read_req(test, w, shca_rcw_rq(0), mem + 3, 700);
+	shca_rcw_expect_msg(test, w, &m, 0);
+
+	m.psn = shca_rcw_rq(1);
+	m.data = mem + 3 + SHCA_RCW_MTU;
+	m.len = 700 - SHCA_RCW_MTU;
+	shca_rcw_read_req(test, w, shca_rcw_rq(1), m.data, m.len);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	shca_rcw_sync(test, w, shca_rcw_rq(3), 1);
+}
+
+/* An atomic request from the peer, as a frame. */
+static void shca_rcw_atomic_req(struct kunit *test, struct shca_rcw *w,
+				u8 op, u32 psn, u64 *va, u32 rkey,
+				u64 swap_add, u64 compare,
+				struct shca_frame *f)
+{
+	struct shca_pkt pkt = {
+		.opcode = SHCA_TRANSPORT_RC | op,
+		.psn = psn,
+		.va = (uintptr_t)va,
+		.rkey = rkey,
+		.swap_add = swap_add,
+		.compare = compare,
+	};
+
+	shca_rcw_build(test, w, &pkt, NULL, f);
+}
+
+/* The next frame is an ATOMIC_ACKNOWLEDGE for @psn: @orig, and @msn. */
+static void shca_rcw_expect_atomic_ack(struct kunit *test,
+				       struct shca_rcw *w, u32 psn, u64 orig,
+				       u32 msn)
+{
+	struct shca_frame f;
+	struct shca_pkt pkt;
+
+	shca_rcw_sent(test, w, &f, &pkt);
+	KUNIT_EXPECT_EQ(test, pkt.opcode, SHCA_OPCODE(RC, ATOMIC_ACKNOWLEDGE));
+	KUNIT_EXPECT_EQ(test, pkt.syndrome, SHCA_RCW_ACK);
+	KUNIT_EXPECT_EQ(test, pkt.psn, psn);
+	KUNIT_EXPECT_EQ(test, pkt.msn, msn);
+	KUNIT_EXPECT_EQ(test, pkt.orig, orig);
+}
+
+/* The atomic results a responder keeps for duplicates (roce.h's). */
+#define SHCA_RCW_ATOMIC_RES 16
+
+/*
+ * FETCH_ADD and CMP_SWAP are executed once: their duplicates get the
+ * original value the first execution returned, and the memory is as the
+ * first left it.  The ACK a SEND before them owes goes first, and the
+ * atomic acknowledgment's MSN counts the atomic.  Of 16 more atomics,
+ * the results of the last 16 are remembered: a duplicate of an older one
+ * is not answered.
+ */
+static void shca_rcw_resp_atomic(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_frame f[SHCA_RCW_ATOMIC_RES], cas;
+	u64 *target = shca_rcw_buf(test, 16);
+	u8 *src = shca_rcw_buf(test, 8), *dst = shca_rcw_buf(test, 8);
+	struct shca_pkt pkt = {
+		.opcode = SHCA_OPCODE(RC, SEND_ONLY),
+		.psn = shca_rcw_rq(0),
+		.ackreq = true,
+		.paylen = 8,
+	};
+	struct ib_wc wc;
+	u32 rkey, i;
+
+	*target = 100;
+	w->mr = shca_dp_frwr(&w->dp, 0, target, 16, IB_ACCESS_REMOTE_ATOMIC |
+			     IB_ACCESS_LOCAL_WRITE);
+	rkey = w->mr->rkey;
+	shca_dp_fill(src, 8, 11);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 9, dst, 8), 0);
+	shca_rcw_build(test, w, &pkt, src, &f[0]);
+	shca_rcw_atomic_req(test, w, SHCA_OP_FETCH_ADD, shca_rcw_rq(1), target,
+			    rkey, 5, 0, &f[1]);
+	shca_frame_inject(test, w->ndev, f, 2);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(0), 1);
+	shca_rcw_expect_atomic_ack(test, w, shca_rcw_rq(1), 100, 2);
+	KUNIT_EXPECT_EQ(test, *target, 105);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 9, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 8), 0);
+
+	shca_frame_inject(test, w->ndev, &f[1], 1);
+	shca_rcw_expect_atomic_ack(test, w, shca_rcw_rq(1), 100, 2);
+	KUNIT_EXPECT_EQ(test, *target, 105);
+
+	/* Executed again, it would find 7, not 105, and swap nothing. */
+	shca_rcw_atomic_req(test, w, SHCA_OP_COMPARE_SWAP, shca_rcw_rq(2),
+			    target, rkey, 7, 105, &cas);
+	for (i = 0; i < 2; i++) {
+		shca_frame_inject(test, w->ndev, &cas, 1);
+		shca_rcw_expect_atomic_ack(test, w, shca_rcw_rq(2), 105, 3);
+		KUNIT_EXPECT_EQ(test, *target, 7);
+	}
+
+	for (i = 0; i < SHCA_RCW_ATOMIC_RES; i++)
+		shca_rcw_atomic_req(test, w, SHCA_OP_FETCH_ADD,
+				    shca_rcw_rq(3 + i), target, rkey, 1, 0,
+				    &f[i]);
+	shca_frame_inject(test, w->ndev, f, SHCA_RCW_ATOMIC_RES);
+	for (i = 0; i < SHCA_RCW_ATOMIC_RES; i++)
+		shca_rcw_expect_atomic_ack(test, w, shca_rcw_rq(3 + i), 7 + i,
+					   4 + i);
+	KUNIT_EXPECT_EQ(test, *target, 7 + SHCA_RCW_ATOMIC_RES);
+
+	/* RQ(1) and RQ(2) are forgotten, RQ(3) is not. */
+	shca_rcw_atomic_req(test, w, SHCA_OP_FETCH_ADD, shca_rcw_rq(1), target,
+			    rkey, 5, 0, &f[0]);
+	f[1] = cas;
+	shca_rcw_atomic_req(test, w, SHCA_OP_FETCH_ADD, shca_rcw_rq(3), target,
+			    rkey, 1, 0, &f[2]);
+	shca_rcw_ping(test, w, shca_rcw_rq(3 + SHCA_RCW_ATOMIC_RES), &f[3]);
+	shca_frame_inject(test, w->ndev, f, 4);
+	shca_rcw_expect_atomic_ack(test, w, shca_rcw_rq(3), 7,
+				   3 + SHCA_RCW_ATOMIC_RES);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK,
+			     shca_rcw_rq(2 + SHCA_RCW_ATOMIC_RES),
+			     3 + SHCA_RCW_ATOMIC_RES);
+	KUNIT_EXPECT_EQ(test, *target, 7 + SHCA_RCW_ATOMIC_RES);
+}
+
+/*
+ * Four WRITEs asking for an acknowledgment each, in one go: the ACKs
+ * that come (one per run of the engine, so maybe fewer than four) are
+ * for increasing PSNs with the MSN of each, the last for the last WRITE.
+ */
+static void shca_rcw_resp_coalesce(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	u8 *src = shca_rcw_buf(test, 64), *dst = shca_rcw_buf(test, 256);
+	struct shca_rcw_msg m = {
+		.transport = SHCA_TRANSPORT_RC,
+		.ops = shca_rcw_write_ops,
+		.data = src,
+		.len = 64,
+		.rkey = w->dp.pd->unsafe_global_rkey,
+		.ackreq = true,
+	};
+	struct shca_frame f[4], ack;
+	struct shca_pkt pkt;
+	s32 i, acked = -1;
+	u32 acks = 0;
+
+	shca_dp_fill(src, 64, 10);
+	for (i = 0; i < 4; i++) {
+		m.psn = shca_rcw_rq(i);
+		m.va = (uintptr_t)dst + 64 * i;
+		KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, &f[i]), 1);
+	}
+	shca_frame_inject(test, w->ndev, f, 4);
+	while (acked < 3) {
+		shca_rcw_sent(test, w, &ack, &pkt);
+		KUNIT_ASSERT_EQ(test, pkt.opcode, SHCA_OPCODE(RC, ACKNOWLEDGE));
+		KUNIT_ASSERT_EQ(test, pkt.syndrome, SHCA_RCW_ACK);
+		i = shca_rcw_diff(pkt.psn, shca_rcw_rq(0));
+		KUNIT_ASSERT_GT(test, i, acked);
+		KUNIT_ASSERT_LE(test, i, 3);
+		KUNIT_EXPECT_EQ(test, pkt.msn, i + 1);
+		acked = i;
+		acks++;
+	}
+	kunit_info(test, "%u ACKs for 4 WRITEs\n", acks);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, memcmp(dst + 64 * i, src, 64), 0);
+	shca_rcw_sync(test, w, shca_rcw_rq(4), 4);
+}
+
+/*
+ * A SEND with no receive WQE is answered by an RNR NAK with the QP's
+ * min_rnr_timer, for its PSN; resent once a receive is posted, it
+ * completes.
+ */
+static void shca_rcw_resp_rnr(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	u8 *src = shca_rcw_buf(test, 64), *dst = shca_rcw_buf(test, 64);
+	struct shca_rcw_msg m = {
+		.transport = SHCA_TRANSPORT_RC,
+		.ops = shca_rcw_send_ops,
+		.psn = shca_rcw_rq(0),
+		.data = src,
+		.len = 64,
+		.ackreq = true,
+	};
+	struct shca_frame f;
+	struct ib_wc wc;
+
+	shca_dp_fill(src, 64, 5);
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, &f), 1);
+	shca_frame_inject(test, w->ndev, &f, 1);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_RNR(SHCA_RCW_MIN_RNR),
+			     shca_rcw_rq(0), 0);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_RTS);
+
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 4, dst, 64), 0);
+	shca_frame_inject(test, w->ndev, &f, 1);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(0), 1);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 4, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 64);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 64), 0);
+}
+
+/* A request the responder refuses, and how. */
+struct shca_rcw_refused {
+	const char *name;
+	u8 op;
+	u32 paylen;
+	u32 dma_len;
+	bool bad_rkey;
+	u8 nak;
+	enum ib_event_type event;
+};
+
+static const struct shca_rcw_refused shca_rcw_refuseds[] = {
+	{ "bad-rkey", SHCA_OP_RDMA_WRITE_ONLY, 64, 64, true,
+	  SHCA_RCW_NAK_REM_ACCESS, IB_EVENT_QP_ACCESS_ERR },
+	{ "middle-first", SHCA_OP_RDMA_WRITE_MIDDLE, SHCA_RCW_MTU, 0, false,
+	  SHCA_RCW_NAK_INV_REQ, IB_EVENT_QP_REQ_ERR },
+	{ "short-first", SHCA_OP_RDMA_WRITE_FIRST, 100, 2 * SHCA_RCW_MTU,
+	  false, SHCA_RCW_NAK_INV_REQ, IB_EVENT_QP_REQ_ERR },
+	{ "past-reth", SHCA_OP_RDMA_WRITE_ONLY, 100, 50, false,
+	  SHCA_RCW_NAK_INV_REQ, IB_EVENT_QP_REQ_ERR },
+};
+
+static void shca_rcw_refused_desc(const struct shca_rcw_refused *r,
+				  char *desc)
+{
+	strscpy(desc, r->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_rcw_refused, shca_rcw_refuseds, shca_rcw_refused_desc);
+
+/*
+ * A WRITE refused (a bad rkey, out of sequence, a FIRST shorter than the
+ * path MTU, more than its RETH said) is NAKed with its code for its PSN,
+ * writes nothing, and moves the QP to the error state with its
+ * affiliated event; what comes next is dropped, unanswered.
+ */
+static void shca_rcw_resp_refused(struct kunit *test)
+{
+	const struct shca_rcw_refused *r = test->param_value;
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	u8 *src = shca_rcw_buf(test, SHCA_RCW_MTU);
+	u8 *dst = shca_rcw_buf(test, SHCA_RCW_MTU);
+	u32 rkey = w->dp.pd->unsafe_global_rkey;
+	struct shca_pkt pkt = {
+		.opcode = SHCA_TRANSPORT_RC | r->op,
+		.psn = shca_rcw_rq(0),
+		.ackreq = true,
+		.va = (uintptr_t)dst,
+		.rkey = r->bad_rkey ? 0xdead00 : rkey,
+		.dma_len = r->dma_len,
+		.paylen = r->paylen,
+	};
+	struct shca_frame f[2];
+	s64 refused;
+
+	shca_dp_fill(src, SHCA_RCW_MTU, 6);
+	shca_rcw_build(test, w, &pkt, src, &f[0]);
+	shca_frame_inject(test, w->ndev, &f[0], 1);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_NAK(r->nak), shca_rcw_rq(0), 0);
+	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_ERR);
+	KUNIT_EXPECT_TRUE(test, wait_event_timeout(w->dp.wait,
+						   atomic_read(&w->dp.events),
+						   10 * HZ));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(w->event), r->event);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(dst, 0, SHCA_RCW_MTU));
+
+	/* A valid WRITE now is dropped. */
+	pkt = (struct shca_pkt){
+		.opcode = SHCA_OPCODE(RC, RDMA_WRITE_ONLY),
+		.psn = shca_rcw_rq(0),
+		.ackreq = true,
+		.va = (uintptr_t)dst,
+		.rkey = rkey,
+		.dma_len = 64,
+		.paylen = 64,
+	};
+	shca_rcw_build(test, w, &pkt, src, &f[1]);
+	refused = shca_frame_drops(test, w->dp.fx->ibdev, SHCA_DROP_REFUSED);
+	shca_frame_inject(test, w->ndev, &f[1], 1);
+	KUNIT_EXPECT_EQ(test, shca_frame_wait_drops(test, w->dp.fx->ibdev,
+						    SHCA_DROP_REFUSED,
+						    refused + 1),
+			refused + 1);
+	shca_rcw_quiet(test, w);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(dst, 0, SHCA_RCW_MTU));
+}
+
+/*
+ * UC: a lost MIDDLE abandons its SEND, whose LAST is dropped; the next
+ * SEND fills the receive WQE the abandoned one took, and completes; the
+ * one after takes the next WQE.  Nothing is acknowledged.
+ */
+static void shca_rcw_uc_gap(struct kunit *test)
+{
+	struct shca_dp_opts o = shca_dp_rc;
+	u8 *src = shca_rcw_buf(test, 1024), *dst = shca_rcw_buf(test, 2048);
+	struct shca_rcw_msg m = {
+		.transport = SHCA_TRANSPORT_UC,
+		.ops = shca_rcw_send_ops,
+		.psn = shca_rcw_rq(0),
+		.data = src,
+		.len = 3 * SHCA_RCW_MTU,
+	};
+	struct shca_frame f[3], next[3];
+	struct shca_rcw *w;
+	struct ib_wc wc;
+
+	o.type = IB_QPT_UC;
+	w = shca_rcw_setup(test, &o);
+	shca_dp_fill(src, 1024, 7);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 1, dst, 1024), 0);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 2, dst + 1024,
+						1024), 0);
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, f), 3);
+	next[0] = f[0];
+	next[1] = f[2];
+	m.psn = shca_rcw_rq(3);
+	m.data = src + 768;
+	m.len = 200;
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, &next[2]), 1);
+	shca_frame_inject(test, w->ndev, next, 3);
+
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 1, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_RECV);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 200);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src + 768, 200), 0);
+
+	m.psn = shca_rcw_rq(4);
+	m.data = src;
+	m.len = 300;
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, f), 2);
+	shca_frame_inject(test, w->ndev, f, 2);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 2, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 300);
+	KUNIT_EXPECT_EQ(test, memcmp(dst + 1024, src, 300), 0);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+	shca_rcw_quiet(test, w);
+}
+
+/* --- The requester ------------------------------------------------- */
+
+/* A SEND or WRITE the requester segments, on RC or UC. */
+struct shca_rcw_req_case {
+	const char *name;
+	enum ib_qp_type type;
+	bool write;
+};
+
+static const struct shca_rcw_req_case shca_rcw_req_cases[] = {
+	{ "rc-send", IB_QPT_RC, false },
+	{ "rc-write", IB_QPT_RC, true },
+	{ "uc-send", IB_QPT_UC, false },
+	{ "uc-write", IB_QPT_UC, true },
+};
+
+static void shca_rcw_req_desc(const struct shca_rcw_req_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_rcw_req, shca_rcw_req_cases, shca_rcw_req_desc);
+
+#define SHCA_RCW_REMOTE_VA 0x123456789000ULL
+#define SHCA_RCW_REMOTE_RKEY 0xabc01
+
+/* Posts @m's bytes as a SEND or WRITE (@m->ops says), signalled. */
+static void shca_rcw_post(struct kunit *test, struct shca_rcw *w,
+			  const struct shca_rcw_msg *m, u64 wr_id)
+{
+	struct ib_sge sge = shca_dp_sge(&w->dp, (void *)m->data, m->len);
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = wr_id,
+			.opcode = m->ops == shca_rcw_write_ops ?
+				  IB_WR_RDMA_WRITE : IB_WR_SEND,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.remote_addr = m->va,
+		.rkey = m->rkey,
+	};
+
+	KUNIT_ASSERT_EQ(test, shca_dp_post_send(&w->dp, 0, &wr.wr), 0);
+}
+
+/* A message of @len bytes from the device's first PSN on, for @type. */
+static struct shca_rcw_msg shca_rcw_req_msg(struct kunit *test,
+					    enum ib_qp_type type, bool write,
+					    u32 len)
+{
+	u8 *src = shca_rcw_buf(test, len);
+
+	shca_dp_fill(src, len, len);
+	return (struct shca_rcw_msg){
+		.transport = type == IB_QPT_RC ? SHCA_TRANSPORT_RC :
+						 SHCA_TRANSPORT_UC,
+		.ops = write ? shca_rcw_write_ops : shca_rcw_send_ops,
+		.psn = shca_rcw_sq(0),
+		.data = src,
+		.len = len,
+		.va = write ? SHCA_RCW_REMOTE_VA : 0,
+		.rkey = write ? SHCA_RCW_REMOTE_RKEY : 0,
+		.ackreq = type == IB_QPT_RC,
+	};
+}
+
+/*
+ * A SEND or WRITE of three packets leaves as FIRST, MIDDLE and LAST with
+ * PSNs from sq_psn, AckReq on the LAST alone (RC), the RETH on the FIRST
+ * (WRITE), and the payload.  RC completes when the LAST is acknowledged,
+ * not before (an ACK of the MIDDLE is progress); UC at once.  The next
+ * message, of one packet, takes the next PSN, and the previous
+ * message's ACK does not complete it.
+ */
+static void shca_rcw_req_send(struct kunit *test)
+{
+	const struct shca_rcw_req_case *c = test->param_value;
+	struct shca_dp_opts o = shca_dp_rc;
+	struct shca_rcw_msg m = shca_rcw_req_msg(test, c->type, c->write,
+						 3 * SHCA_RCW_MTU - 13);
+	bool rc = c->type == IB_QPT_RC;
+	struct shca_rcw *w;
+	struct ib_wc wc;
+	u32 last;
+	int i;
+
+	o.type = c->type;
+	o.timeout = SHCA_RCW_SLOW;
+	w = shca_rcw_setup(test, &o);
+	for (i = 0; i < 2; i++) {
+		last = shca_rcw_psn(m.psn, shca_rcw_npkts(m.len) - 1);
+		shca_rcw_post(test, w, &m, 0x10 + i);
+		shca_rcw_expect_msg(test, w, &m, 0);
+		if (rc) {
+			shca_rcw_answer(test, w, SHCA_RCW_ACK,
+					shca_rcw_psn(last, -1));
+			KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+			shca_rcw_answer(test, w, SHCA_RCW_ACK, last);
+		}
+		KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x10 + i, &wc),
+				IB_WC_SUCCESS);
+		KUNIT_EXPECT_EQ(test, wc.opcode, c->write ? IB_WC_RDMA_WRITE :
+				IB_WC_SEND);
+		/* The next one: a single packet, PSN after the LAST's. */
+		m.psn = shca_rcw_sq(3);
+		m.len = 40;
+	}
+	shca_rcw_quiet(test, w);
+	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_RTS);
+}
+
+/* The retries a message without an answer gets: retry_cnt. */
+static const u8 shca_rcw_retries[] = { 0, 2 };
+
+static void shca_rcw_retry_desc(const u8 *retry, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "retry_cnt %u", *retry);
+}
+
+KUNIT_ARRAY_PARAM(shca_rcw_retry, shca_rcw_retries, shca_rcw_retry_desc);
+
+/*
+ * Unanswered, a message is sent again, whole and with the same PSNs, a
+ * local ACK timeout after the last time, retry_cnt times; then it
+ * completes with RETRY_EXC_ERR, the QP in the error state.
+ */
+static void shca_rcw_req_timeout(struct kunit *test)
+{
+	const u8 *retry = test->param_value;
+	struct shca_dp_opts o = shca_dp_rc;
+	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, false, 300);
+	u64 timeout_ns = 4096ULL << SHCA_RCW_FAST;
+	struct shca_rcw *w;
+	struct ib_wc wc;
+	ktime_t start;
+	u8 i;
+
+	o.timeout = SHCA_RCW_FAST;
+	o.retry_cnt = *retry;
+	w = shca_rcw_setup(test, &o);
+	start = ktime_get();
+	shca_rcw_post(test, w, &m, 0x20);
+	for (i = 0; i <= *retry; i++) {
+		shca_rcw_expect_msg(test, w, &m, 0);
+		KUNIT_EXPECT_GE(test, ktime_to_ns(ktime_sub(ktime_get(),
+							    start)),
+				(s64)(i * timeout_ns));
+	}
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x20, &wc),
+			IB_WC_RETRY_EXC_ERR);
+	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_ERR);
+	shca_rcw_quiet(test, w);
+}
+
+/*
+ * A PSN sequence NAK for the MIDDLE: the MIDDLE and the LAST are sent
+ * again at once, and the ACK of the LAST completes the message.
+ */
+static void shca_rcw_req_seq_nak(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, false,
+						 3 * SHCA_RCW_MTU);
+	struct ib_wc wc;
+
+	shca_rcw_post(test, w, &m, 0x30);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	shca_rcw_answer(test, w, SHCA_RCW_NAK(SHCA_RCW_NAK_SEQ),
+			shca_rcw_sq(1));
+	shca_rcw_expect_msg(test, w, &m, 1);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(2));
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x30, &wc), IB_WC_SUCCESS);
+	shca_rcw_quiet(test, w);
+}
+
+/* An RNR NAK's timer code, and the microseconds it stands for. */
+#define SHCA_RCW_RNR_TIMER 20
+#define SHCA_RCW_RNR_USECS 10240
+
+/* rnr_retry: 7 retries for ever, 0 gives up at the first RNR NAK. */
+static const u8 shca_rcw_rnr_retries[] = { 7, 0 };
+
+static void shca_rcw_rnr_desc(const u8 *retry, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "rnr_retry %u", *retry);
+}
+
+KUNIT_ARRAY_PARAM(shca_rcw_rnr, shca_rcw_rnr_retries, shca_rcw_rnr_desc);
+
+/*
+ * An RNR NAK for the FIRST: the message is sent again, not before the
+ * NAK's timer ran out, and completes when acknowledged; with rnr_retry 0
+ * it completes with RNR_RETRY_EXC_ERR instead.
+ */
+static void shca_rcw_req_rnr(struct kunit *test)
+{
+	const u8 *retry = test->param_value;
+	struct shca_dp_opts o = shca_dp_rc;
+	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, false,
+						 2 * SHCA_RCW_MTU);
+	struct shca_rcw *w;
+	struct ib_wc wc;
+	ktime_t nak;
+
+	o.timeout = SHCA_RCW_SLOW;
+	o.rnr_retry = *retry;
+	w = shca_rcw_setup(test, &o);
+	shca_rcw_post(test, w, &m, 0x40);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	nak = ktime_get();
+	shca_rcw_answer(test, w, SHCA_RCW_RNR(SHCA_RCW_RNR_TIMER),
+			shca_rcw_sq(0));
+	if (!*retry) {
+		KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x40, &wc),
+				IB_WC_RNR_RETRY_EXC_ERR);
+		KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_ERR);
+		shca_rcw_quiet(test, w);
+		return;
+	}
+	shca_rcw_expect_msg(test, w, &m, 0);
+	KUNIT_EXPECT_GE(test, ktime_us_delta(ktime_get(), nak),
+			SHCA_RCW_RNR_USECS);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(1));
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x40, &wc), IB_WC_SUCCESS);
+	shca_rcw_quiet(test, w);
+}
+
+/* An error NAK, and the status the requester's completion takes. */
+struct shca_rcw_nak {
+	const char *name;
+	u8 code;
+	enum ib_wc_status status;
+};
+
+static const struct shca_rcw_nak shca_rcw_naks[] = {
+	{ "invalid-request", SHCA_RCW_NAK_INV_REQ, IB_WC_REM_INV_REQ_ERR },
+	{ "remote-access", SHCA_RCW_NAK_REM_ACCESS, IB_WC_REM_ACCESS_ERR },
+	{ "remote-op", SHCA_RCW_NAK_REM_OP, IB_WC_REM_OP_ERR },
+};
+
+static void shca_rcw_nak_desc(const struct shca_rcw_nak *nak, char *desc)
+{
+	strscpy(desc, nak->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_rcw_nak, shca_rcw_naks, shca_rcw_nak_desc);
+
+/*
+ * An error NAK completes the WRITE with the status it names, nothing is
+ * sent again, the QP goes to the error state and flushes the next WR.
+ */
+static void shca_rcw_req_nak(struct kunit *test)
+{
+	const struct shca_rcw_nak *nak = test->param_value;
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, true, 64);
+	struct ib_wc wc;
+
+	shca_rcw_post(test, w, &m, 0x50);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	shca_rcw_answer(test, w, SHCA_RCW_NAK(nak->code), shca_rcw_sq(0));
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x50, &wc), nak->status);
+	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_ERR);
+	shca_rcw_post(test, w, &m, 0x51);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x51, &wc),
+			IB_WC_WR_FLUSH_ERR);
+	shca_rcw_quiet(test, w);
+}
+
+/* Posts a READ of @len bytes into @local, of the peer's remote VA. */
+static void shca_rcw_post_read(struct kunit *test, struct shca_rcw *w,
+			       u8 *local, u32 len, u64 wr_id)
+{
+	struct ib_sge sge = shca_dp_sge(&w->dp, local, len);
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = wr_id,
+			.opcode = IB_WR_RDMA_READ,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.remote_addr = SHCA_RCW_REMOTE_VA,
+		.rkey = SHCA_RCW_REMOTE_RKEY,
+	};
+
+	KUNIT_ASSERT_EQ(test, shca_dp_post_send(&w->dp, 0, &wr.wr), 0);
+}
+
+/* The next frame is a READ request: @psn, @off bytes in, @len bytes. */
+static void shca_rcw_expect_read_req(struct kunit *test, struct shca_rcw *w,
+				     u32 psn, u32 off, u32 len)
+{
+	struct shca_frame f;
+	struct shca_pkt pkt;
+
+	shca_rcw_sent(test, w, &f, &pkt);
+	KUNIT_EXPECT_EQ(test, pkt.opcode, SHCA_OPCODE(RC, RDMA_READ_REQUEST));
+	KUNIT_EXPECT_EQ(test, pkt.psn, psn);
+	KUNIT_EXPECT_EQ(test, pkt.va, SHCA_RCW_REMOTE_VA + off);
+	KUNIT_EXPECT_EQ(test, pkt.rkey, SHCA_RCW_REMOTE_RKEY);
+	KUNIT_EXPECT_EQ(test, pkt.dma_len, len);
+	KUNIT_EXPECT_EQ(test, pkt.paylen, 0);
+}
+
+/*
+ * An RDMA READ of 700 bytes asks for them all with one request; its
+ * responses FIRST, MIDDLE and LAST are placed in order, the buffer's
+ * edges untouched, and complete it.  It took three PSNs: the next
+ * message has the fourth.
+ */
+static void shca_rcw_req_read(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_rcw_msg next = shca_rcw_req_msg(test, IB_QPT_RC, false, 8);
+	u8 *local = shca_rcw_buf(test, 702), *remote = shca_rcw_buf(test, 700);
+	struct shca_rcw_msg m = {
+		.transport = SHCA_TRANSPORT_RC,
+		.ops = shca_rcw_read_resp_ops,
+		.psn = shca_rcw_sq(0),
+		.data = remote,
+		.len = 700,
+		.msn = 1,
+	};
+	struct shca_frame f[3];
+	struct ib_wc wc;
+
+	shca_dp_fill(remote, 700, 8);
+	shca_rcw_post_read(test, w, local + 1, 700, 0x60);
+	shca_rcw_expect_read_req(test, w, shca_rcw_sq(0), 0, 700);
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, f), 3);
+	shca_frame_inject(test, w->ndev, f, 3);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x60, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_RDMA_READ);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 700);
+	KUNIT_EXPECT_EQ(test, memcmp(local + 1, remote, 700), 0);
+	KUNIT_EXPECT_EQ(test, local[0] | local[701], 0);
+
+	next.psn = shca_rcw_sq(3);
+	shca_rcw_post(test, w, &next, 0x61);
+	shca_rcw_expect_msg(test, w, &next, 0);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(3));
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x61, &wc), IB_WC_SUCCESS);
+	shca_rcw_quiet(test, w);
+}
+
+/*
+ * The MIDDLE READ response lost: the LAST tells, and a READ request for
+ * the rest goes out with the MIDDLE's PSN, its address one MTU on and
+ * its length one MTU less; its responses complete the READ.
+ */
+static void shca_rcw_req_read_gap(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	u8 *local = shca_rcw_buf(test, 700), *remote = shca_rcw_buf(test, 700);
+	struct shca_rcw_msg m = {
+		.transport = SHCA_TRANSPORT_RC,
+		.ops = shca_rcw_read_resp_ops,
+		.psn = shca_rcw_sq(0),
+		.data = remote,
+		.len = 700,
+		.msn = 1,
+	};
+	struct shca_frame f[3], gap[2];
+	struct ib_wc wc;
+
+	shca_dp_fill(remote, 700, 9);
+	shca_rcw_post_read(test, w, local, 700, 0x70);
+	shca_rcw_expect_read_req(test, w, shca_rcw_sq(0), 0, 700);
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, f), 3);
+	gap[0] = f[0];
+	gap[1] = f[2];
+	shca_frame_inject(test, w->ndev, gap, 2);
+	shca_rcw_expect_read_req(test, w, shca_rcw_sq(1), SHCA_RCW_MTU,
+				 700 - SHCA_RCW_MTU);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+
+	m.psn = shca_rcw_sq(1);
+	m.data = remote + SHCA_RCW_MTU;
+	m.len = 700 - SHCA_RCW_MTU;
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, f), 2);
+	shca_frame_inject(test, w->ndev, f, 2);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x70, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 700);
+	KUNIT_EXPECT_EQ(test, memcmp(local, remote, 700), 0);
+	shca_rcw_quiet(test, w);
+}
+
+/* FETCH_ADD or CMP_SWAP, the requester's. */
+struct shca_rcw_atomic {
+	const char *name;
+	enum ib_wr_opcode wr;
+	u8 op;
+	enum ib_wc_opcode wc;
+};
+
+static const struct shca_rcw_atomic shca_rcw_atomics[] = {
+	{ "fetch-add", IB_WR_ATOMIC_FETCH_AND_ADD, SHCA_OP_FETCH_ADD,
+	  IB_WC_FETCH_ADD },
+	{ "cmp-swap", IB_WR_ATOMIC_CMP_AND_SWP, SHCA_OP_COMPARE_SWAP,
+	  IB_WC_COMP_SWAP },
+};
+
+static void shca_rcw_atomic_desc(const struct shca_rcw_atomic *a, char *desc)
+{
+	strscpy(desc, a->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_rcw_atomic, shca_rcw_atomics, shca_rcw_atomic_desc);
+
+/*
+ * An atomic leaves with its AtomicETH; a plain ACK for its PSN does not
+ * answer it, its atomic acknowledgment does: the original value lands in
+ * the local buffer and the WR completes.
+ */
+static void shca_rcw_req_atomic(struct kunit *test)
+{
+	const struct shca_rcw_atomic *a = test->param_value;
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	u64 *orig = shca_rcw_buf(test, sizeof(u64));
+	struct ib_sge sge = shca_dp_sge(&w->dp, orig, sizeof(u64));
+	struct ib_atomic_wr wr = {
+		.wr = {
+			.wr_id = 0x80,
+			.opcode = a->wr,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.remote_addr = SHCA_RCW_REMOTE_VA,
+		.compare_add = 0x1111222233334444ULL,
+		.swap = 0x5555666677778888ULL,
+		.rkey = SHCA_RCW_REMOTE_RKEY,
+	};
+	struct shca_frame f, answers[2];
+	struct shca_pkt pkt;
+	bool cas = a->wr == IB_WR_ATOMIC_CMP_AND_SWP;
+	struct ib_wc wc;
+
+	*orig = 0xbad;
+	KUNIT_ASSERT_EQ(test, shca_dp_post_send(&w->dp, 0, &wr.wr), 0);
+	shca_rcw_sent(test, w, &f, &pkt);
+	KUNIT_EXPECT_EQ(test, pkt.opcode, SHCA_TRANSPORT_RC | a->op);
+	KUNIT_EXPECT_EQ(test, pkt.psn, shca_rcw_sq(0));
+	KUNIT_EXPECT_EQ(test, pkt.va, SHCA_RCW_REMOTE_VA);
+	KUNIT_EXPECT_EQ(test, pkt.rkey, SHCA_RCW_REMOTE_RKEY);
+	KUNIT_EXPECT_EQ(test, pkt.swap_add, cas ? wr.swap : wr.compare_add);
+	if (cas)
+		KUNIT_EXPECT_EQ(test, pkt.compare, wr.compare_add);
+
+	pkt = (struct shca_pkt){
+		.opcode = SHCA_OPCODE(RC, ACKNOWLEDGE),
+		.psn = shca_rcw_sq(0),
+		.syndrome = SHCA_RCW_ACK,
+		.msn = 1,
+	};
+	shca_rcw_build(test, w, &pkt, NULL, &answers[0]);
+	pkt.opcode = SHCA_OPCODE(RC, ATOMIC_ACKNOWLEDGE);
+	pkt.orig = 0x0123456789abcdefULL;
+	shca_rcw_build(test, w, &pkt, NULL, &answers[1]);
+	shca_frame_inject(test, w->ndev, answers, 2);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x80, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode, a->wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, sizeof(u64));
+	KUNIT_EXPECT_EQ(test, *orig, 0x0123456789abcdefULL);
+	shca_rcw_quiet(test, w);
+}
+
+/*
+ * Answers to a SEND in flight that must change nothing: NAKs for PSNs
+ * past its last, before its first and half the PSN space away, an atomic
+ * acknowledgment and a READ response (it is neither), and a NAK from
+ * another address.  The ACK after them completes it with success; the
+ * stranger's packet is counted as refused.
+ */
+static void shca_rcw_req_hostile(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, false,
+						 2 * SHCA_RCW_MTU);
+	static const struct in6_addr stranger = {
+		.s6_addr = { 0xfe, 0x80, [15] = 0x77 },
+	};
+	u8 nak = SHCA_RCW_NAK(SHCA_RCW_NAK_REM_ACCESS);
+	struct shca_pkt pkts[] = {
+		{ .opcode = SHCA_OPCODE(RC, ACKNOWLEDGE), .syndrome = nak,
+		  .psn = shca_rcw_sq(2) },
+		{ .opcode = SHCA_OPCODE(RC, ACKNOWLEDGE), .syndrome = nak,
+		  .psn = shca_rcw_sq(-1) },
+		{ .opcode = SHCA_OPCODE(RC, ACKNOWLEDGE), .syndrome = nak,
+		  .psn = shca_rcw_sq(0x400000) },
+		{ .opcode = SHCA_OPCODE(RC, ATOMIC_ACKNOWLEDGE),
+		  .syndrome = SHCA_RCW_ACK, .psn = shca_rcw_sq(1) },
+		{ .opcode = SHCA_OPCODE(RC, RDMA_READ_RESPONSE_ONLY),
+		  .syndrome = SHCA_RCW_ACK, .psn = shca_rcw_sq(0),
+		  .paylen = 16 },
+		{ .opcode = SHCA_OPCODE(RC, ACKNOWLEDGE), .syndrome = nak,
+		  .psn = shca_rcw_sq(0) },
+		{ .opcode = SHCA_OPCODE(RC, ACKNOWLEDGE),
+		  .syndrome = SHCA_RCW_ACK, .psn = shca_rcw_sq(1) },
+	};
+	struct shca_frame f[ARRAY_SIZE(pkts)];
+	struct ib_wc wc;
+	s64 refused;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(pkts); i++)
+		shca_rcw_build(test, w, &pkts[i], m.data, &f[i]);
+	/* The NAK for the SEND's first PSN is the stranger's. */
+	shca_frame_ip6(&f[5])->saddr = stranger;
+	shca_frame_seal(&f[5]);
+
+	shca_rcw_post(test, w, &m, 0x90);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	refused = shca_frame_drops(test, w->dp.fx->ibdev, SHCA_DROP_REFUSED);
+	shca_frame_inject(test, w->ndev, f, ARRAY_SIZE(f));
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x90, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, shca_frame_drops(test, w->dp.fx->ibdev,
+					       SHCA_DROP_REFUSED),
+			refused + 1);
+	shca_rcw_quiet(test, w);
+	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_RTS);
+}
+
+/*
+ * Answers with nothing in flight: to an RC QP that sent nothing, and an
+ * RC ACK to a UD QP (refused).  No completion, no state change, and the
+ * RC QP's first message still has the first PSN.
+ */
+static void shca_rcw_req_idle(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, false, 32);
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.port_num = SHCA_PORT,
+		.qkey = 0x1234,
+	};
+	struct shca_pkt pkts[] = {
+		{ .opcode = SHCA_OPCODE(RC, ACKNOWLEDGE),
+		  .syndrome = SHCA_RCW_ACK, .psn = shca_rcw_sq(0) },
+		{ .opcode = SHCA_OPCODE(RC, ACKNOWLEDGE),
+		  .syndrome = SHCA_RCW_NAK(SHCA_RCW_NAK_REM_ACCESS),
+		  .psn = shca_rcw_sq(0) },
+		{ .opcode = SHCA_OPCODE(RC, ATOMIC_ACKNOWLEDGE),
+		  .syndrome = SHCA_RCW_ACK, .psn = shca_rcw_sq(0) },
+		{ .opcode = SHCA_OPCODE(RC, RDMA_READ_RESPONSE_ONLY),
+		  .syndrome = SHCA_RCW_ACK, .psn = shca_rcw_sq(0),
+		  .paylen = 16 },
+		{ .opcode = SHCA_OPCODE(RC, ACKNOWLEDGE),
+		  .syndrome = SHCA_RCW_ACK, .psn = shca_rcw_sq(0) },
+	};
+	struct shca_frame f[ARRAY_SIZE(pkts)];
+	int i, ud = ARRAY_SIZE(pkts) - 1;
+	struct ib_wc wc;
+	s64 refused;
+
+	shca_rcw_create(test, w, 1, IB_QPT_UD);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(w->dp.qp[1], &attr,
+					   IB_QP_STATE | IB_QP_PKEY_INDEX |
+					   IB_QP_PORT | IB_QP_QKEY), 0);
+	KUNIT_ASSERT_EQ(test, shca_dp_modify(w->dp.qp[1], IB_QPS_RTR), 0);
+	attr.qp_state = IB_QPS_RTS;
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(w->dp.qp[1], &attr,
+					   IB_QP_STATE | IB_QP_SQ_PSN), 0);
+
+	for (i = 0; i < ud; i++)
+		shca_rcw_build(test, w, &pkts[i], m.data, &f[i]);
+	/* The last one is for the UD QP. */
+	pkts[ud].pkey = 0xffff;
+	pkts[ud].dqpn = w->dp.qp[1]->qp_num;
+	shca_frame_build(test, w->ndev, &w->gid, &pkts[ud], NULL, &f[ud]);
+	refused = shca_frame_drops(test, w->dp.fx->ibdev, SHCA_DROP_REFUSED);
+	shca_frame_inject(test, w->ndev, f, ARRAY_SIZE(f));
+	KUNIT_EXPECT_EQ(test, shca_frame_wait_drops(test, w->dp.fx->ibdev,
+						    SHCA_DROP_REFUSED,
+						    refused + 1),
+			refused + 1);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 1));
+	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[1]), IB_QPS_RTS);
+
+	shca_rcw_post(test, w, &m, 0xa0);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(0));
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0xa0, &wc), IB_WC_SUCCESS);
+	shca_rcw_quiet(test, w);
+}
+
+static struct kunit_case shca_rcw_cases[] = {
+	KUNIT_CASE_PARAM(shca_rcw_resp_msg, shca_rcw_msg_gen_params),
+	KUNIT_CASE(shca_rcw_resp_gap),
+	KUNIT_CASE(shca_rcw_resp_dup_send),
+	KUNIT_CASE(shca_rcw_resp_read),
+	KUNIT_CASE(shca_rcw_resp_atomic),
+	KUNIT_CASE(shca_rcw_resp_coalesce),
+	KUNIT_CASE(shca_rcw_resp_rnr),
+	KUNIT_CASE_PARAM(shca_rcw_resp_refused, shca_rcw_refused_gen_params),
+	KUNIT_CASE(shca_rcw_uc_gap),
+	KUNIT_CASE_PARAM(shca_rcw_req_send, shca_rcw_req_gen_params),
+	KUNIT_CASE_PARAM(shca_rcw_req_timeout, shca_rcw_retry_gen_params),
+	KUNIT_CASE(shca_rcw_req_seq_nak),
+	KUNIT_CASE_PARAM(shca_rcw_req_rnr, shca_rcw_rnr_gen_params),
+	KUNIT_CASE_PARAM(shca_rcw_req_nak, shca_rcw_nak_gen_params),
+	KUNIT_CASE(shca_rcw_req_read),
+	KUNIT_CASE(shca_rcw_req_read_gap),
+	KUNIT_CASE_PARAM(shca_rcw_req_atomic, shca_rcw_atomic_gen_params),
+	KUNIT_CASE(shca_rcw_req_hostile),
+	KUNIT_CASE(shca_rcw_req_idle),
+	{}
+};
+
+static struct kunit_suite shca_rcw_suite = {
+	.name = "softhca_rc_wire",
+	.suite_init = shca_rcw_fx_suite_init,
+	.suite_exit = shca_rcw_fx_suite_exit,
+	.init = shca_rcw_fx_init,
+	.exit = shca_rcw_exit,
+	.test_cases = shca_rcw_cases,
+};
+
+kunit_test_suite(shca_rcw_suite);
