@@ -91,7 +91,11 @@ static const struct net_device_ops shca_test_netdev_ops = {
 	.ndo_validate_addr = eth_validate_addr,
 };
 
-/* An up, carrier-on Ethernet netdev that accepts MTUs up to 9000. */
+/*
+ * An up, carrier-on Ethernet netdev that accepts MTUs up to 9000 and, as
+ * any NIC, scatter-gather: what is sent reaches its transmit (and the
+ * capture) with the page fragments it was built with.
+ */
 struct net_device *shca_test_netdev_create(void)
 {
 	struct shca_test_netdev *priv;
@@ -107,6 +111,8 @@ struct net_device *shca_test_netdev_create(void)
 	ndev->netdev_ops = &shca_test_netdev_ops;
 	ndev->ethtool_ops = &shca_test_ethtool_ops;
 	ndev->max_mtu = 9000;
+	ndev->hw_features = NETIF_F_SG;
+	ndev->features = NETIF_F_SG;
 	eth_hw_addr_random(ndev);
 
 	ret = register_netdev(ndev);

@@ -113,7 +113,9 @@ void shca_frame_build(struct kunit *test, struct net_device *ndev,
 	struct udphdr *udp;
 
 	KUNIT_ASSERT_NE(test, hdr_len, 0);
-	f->buf = kunit_kzalloc(test, SHCA_FRAME_BTH_OFF + len, GFP_KERNEL);
+	*f = (struct shca_frame){
+		.buf = kunit_kzalloc(test, SHCA_FRAME_BTH_OFF + len, GFP_KERNEL),
+	};
 	KUNIT_ASSERT_NOT_NULL(test, f->buf);
 	eth = shca_frame_eth(f);
 	ether_addr_copy(eth->h_dest, ndev->dev_addr);
@@ -193,6 +195,7 @@ bool shca_frame_sent(struct kunit *test, struct net_device *ndev,
 		if (!skb)
 			return false;
 		f->len = skb->len;
+		f->nr_frags = skb_shinfo(skb)->nr_frags;
 		f->buf = kunit_kmalloc(test, skb->len, GFP_KERNEL);
 		ret = f->buf ? skb_copy_bits(skb, 0, f->buf, f->len) : -ENOMEM;
 		kfree_skb(skb);

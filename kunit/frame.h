@@ -27,10 +27,14 @@
 extern const struct in6_addr shca_frame_peer;
 extern const u8 shca_frame_peer_mac[ETH_ALEN];
 
-/* A frame as the wire carries it, from its Ethernet header on. */
+/*
+ * A frame as the wire carries it, from its Ethernet header on, and the
+ * page fragments its skb had (none in a frame the test built).
+ */
 struct shca_frame {
 	u8 *buf;
 	unsigned int len;
+	unsigned int nr_frags;
 };
 
 static inline struct ethhdr *shca_frame_eth(const struct shca_frame *f)

@@ -29,6 +29,12 @@
  * PSN of the message in flight, of the wrong kind, from a stranger, or
  * for a QP with nothing in flight change nothing.
  *
+ * A few cases connect with a 1024-byte path MTU instead, for roce_tx.c's
+ * zero copy: payloads of 512 bytes or more leave as page fragments, of
+ * the memory's own pages (held by the frames until they are gone) or of
+ * copies; the netdev's capture keeps the fragments as the device built
+ * them.
+ *
  * The frames one injection carries reach the QP in order, and a QP
  * executes them in order; a duplicate request with AckReq set (a "ping")
  * is answered by an ACK once everything before it was executed, which
@@ -50,6 +56,12 @@ SHCA_SUITE_FIXTURE(shca_rcw_fx, "softhca_ktrcw");
 
 #define SHCA_RCW_PEER_QPN 0x4321
 #define SHCA_RCW_MTU 256
+/*
+ * The zero-copy cases' path MTU, and roce_tx.c's SHCA_ROCE_ZCOPY_MIN:
+ * payloads of 512 bytes or more leave as page fragments.
+ */
+#define SHCA_RCW_ZC_MTU 1024
+#define SHCA_RCW_ZC_MIN 512
 /* The first PSNs: messages of three packets or more cross the wrap. */
 #define SHCA_RCW_RQ_PSN 0xfffffe
 #define SHCA_RCW_SQ_PSN 0xfffffd
@@ -108,6 +120,7 @@ struct shca_rcw {
 	struct net_device *ndev;
 	union ib_gid gid;		/* the device's GID 0 */
 	u32 qpn;
+	u32 mtu;			/* the path MTU */
 	enum ib_event_type event;	/* the QP's last affiliated event */
 };
 
@@ -171,9 +184,9 @@ static u32 shca_rcw_sq(s32 i)
 	return shca_rcw_psn(SHCA_RCW_SQ_PSN, i);
 }
 
-static u32 shca_rcw_npkts(u32 len)
+static u32 shca_rcw_npkts(const struct shca_rcw *w, u32 len)
 {
-	return len ? DIV_ROUND_UP(len, SHCA_RCW_MTU) : 1;
+	return len ? DIV_ROUND_UP(len, w->mtu) : 1;
 }
 
 static enum shca_pos shca_rcw_pos(u32 i, u32 n)
@@ -239,7 +252,7 @@ static void shca_rcw_connect(struct kunit *test, struct shca_rcw *w,
 	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, mask), 0);
 
 	attr.qp_state = IB_QPS_RTR;
-	attr.path_mtu = IB_MTU_256;
+	attr.path_mtu = ib_mtu_int_to_enum(w->mtu);
 	attr.dest_qp_num = SHCA_RCW_PEER_QPN;
 	attr.rq_psn = SHCA_RCW_RQ_PSN;
 	attr.max_dest_rd_atomic = 16;
@@ -278,7 +291,7 @@ static void shca_rcw_create(struct kunit *test, struct shca_rcw *w, int i,
 		.cap = {
 			.max_send_wr = 16,
 			.max_recv_wr = 16,
-			.max_send_sge = 1,
+			.max_send_sge = SHCA_MAX_SGE,
 			.max_recv_sge = 1,
 		},
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
@@ -295,15 +308,18 @@ static void shca_rcw_create(struct kunit *test, struct shca_rcw *w, int i,
 
 /*
  * QP 0, of @o->type, with @o's access, timers and retry counts, connected
- * to the peer, and the netdev capturing what it sends.
+ * to the peer with a path MTU of @mtu bytes, and the netdev capturing
+ * what it sends.
  */
-static struct shca_rcw *shca_rcw_setup(struct kunit *test,
-				       const struct shca_dp_opts *o)
+static struct shca_rcw *shca_rcw_setup_mtu(struct kunit *test,
+					   const struct shca_dp_opts *o,
+					   u32 mtu)
 {
 	struct shca_fixture *fx = test->priv;
 	struct shca_rcw *w = &shca_rcw;
 
 	w->dp = (struct shca_dp){ .test = test, .fx = fx };
+	w->mtu = mtu;
 	init_waitqueue_head(&w->dp.wait);
 	shca_frame_gid(test, fx, &w->gid);
 	shca_frame_neigh(test, fx->ndev);
@@ -315,6 +331,12 @@ static struct shca_rcw *shca_rcw_setup(struct kunit *test,
 	w->ndev = fx->ndev;
 	shca_test_netdev_capture(w->ndev, true);
 	return w;
+}
+
+static struct shca_rcw *shca_rcw_setup(struct kunit *test,
+				       const struct shca_dp_opts *o)
+{
+	return shca_rcw_setup_mtu(test, o, SHCA_RCW_MTU);
 }
 
 /* An RC QP with shca_dp_rc's access and retries, and @timeout. */
@@ -341,7 +363,7 @@ static void shca_rcw_build(struct kunit *test, struct shca_rcw *w,
 static u32 shca_rcw_segment(struct kunit *test, struct shca_rcw *w,
 			    const struct shca_rcw_msg *m, struct shca_frame *f)
 {
-	u32 n = shca_rcw_npkts(m->len), i;
+	u32 n = shca_rcw_npkts(w, m->len), i;
 	struct shca_pkt pkt = {
 		.va = m->va,
 		.rkey = m->rkey,
@@ -357,9 +379,8 @@ static u32 shca_rcw_segment(struct kunit *test, struct shca_rcw *w,
 		pkt.opcode = m->transport | m->ops[pos];
 		pkt.psn = shca_rcw_psn(m->psn, i);
 		pkt.ackreq = m->ackreq && shca_rcw_last(pos);
-		pkt.paylen = min_t(u32, SHCA_RCW_MTU, m->len - i * SHCA_RCW_MTU);
-		shca_rcw_build(test, w, &pkt, m->data + i * SHCA_RCW_MTU,
-			       &f[i]);
+		pkt.paylen = min(w->mtu, m->len - i * w->mtu);
+		shca_rcw_build(test, w, &pkt, m->data + i * w->mtu, &f[i]);
 	}
 	return n;
 }
@@ -410,41 +431,46 @@ static void shca_rcw_expect_aeth(struct kunit *test, struct shca_rcw *w,
 }
 
 /*
- * The next frames are @m's packets from packet @from on: opcodes, PSNs,
- * AckReq on the last one only, RETH on a WRITE's first, AETH on a READ
- * response's first and last, and the payload.
+ * The next frame, in @f, is @m's packet @i: its opcode, PSN, AckReq on
+ * the last one only, RETH on a WRITE's first, AETH on a READ response's
+ * first and last, and the payload.
  */
+static void shca_rcw_expect_pkt(struct kunit *test, struct shca_rcw *w,
+				const struct shca_rcw_msg *m, u32 i,
+				struct shca_frame *f)
+{
+	enum shca_pos pos = shca_rcw_pos(i, shca_rcw_npkts(w, m->len));
+	u32 off = i * w->mtu, len = min(w->mtu, m->len - off);
+	struct shca_pkt pkt;
+	bool aeth;
+
+	shca_rcw_sent(test, w, f, &pkt);
+	KUNIT_EXPECT_EQ(test, pkt.opcode, m->transport | m->ops[pos]);
+	KUNIT_EXPECT_EQ(test, pkt.psn, shca_rcw_psn(m->psn, i));
+	KUNIT_EXPECT_EQ(test, pkt.ackreq, m->ackreq && shca_rcw_last(pos));
+	KUNIT_EXPECT_FALSE(test, pkt.se);
+	if (m->ops == shca_rcw_write_ops && shca_rcw_first(pos)) {
+		KUNIT_EXPECT_EQ(test, pkt.va, m->va);
+		KUNIT_EXPECT_EQ(test, pkt.rkey, m->rkey);
+		KUNIT_EXPECT_EQ(test, pkt.dma_len, m->len);
+	}
+	aeth = m->ops == shca_rcw_read_resp_ops && pos != SHCA_POS_MIDDLE;
+	KUNIT_EXPECT_EQ(test, pkt.syndrome, aeth ? SHCA_RCW_ACK : 0);
+	KUNIT_EXPECT_EQ(test, pkt.msn, aeth ? m->msn : 0);
+	KUNIT_ASSERT_EQ(test, pkt.paylen, len);
+	KUNIT_EXPECT_EQ(test, memcmp(shca_frame_bth(f) + pkt.hdr_len,
+				     m->data + off, len), 0);
+}
+
+/* The next frames are @m's packets from packet @from on. */
 static void shca_rcw_expect_msg(struct kunit *test, struct shca_rcw *w,
 				const struct shca_rcw_msg *m, u32 from)
 {
-	u32 n = shca_rcw_npkts(m->len), i, off, len;
+	u32 n = shca_rcw_npkts(w, m->len), i;
 	struct shca_frame f;
-	struct shca_pkt pkt;
-	enum shca_pos pos;
-	bool aeth;
 
-	for (i = from; i < n; i++) {
-		pos = shca_rcw_pos(i, n);
-		off = i * SHCA_RCW_MTU;
-		len = min_t(u32, SHCA_RCW_MTU, m->len - off);
-		shca_rcw_sent(test, w, &f, &pkt);
-		KUNIT_EXPECT_EQ(test, pkt.opcode, m->transport | m->ops[pos]);
-		KUNIT_EXPECT_EQ(test, pkt.psn, shca_rcw_psn(m->psn, i));
-		KUNIT_EXPECT_EQ(test, pkt.ackreq,
-				m->ackreq && shca_rcw_last(pos));
-		KUNIT_EXPECT_FALSE(test, pkt.se);
-		if (m->ops == shca_rcw_write_ops && shca_rcw_first(pos)) {
-			KUNIT_EXPECT_EQ(test, pkt.va, m->va);
-			KUNIT_EXPECT_EQ(test, pkt.rkey, m->rkey);
-			KUNIT_EXPECT_EQ(test, pkt.dma_len, m->len);
-		}
-		aeth = m->ops == shca_rcw_read_resp_ops && pos != SHCA_POS_MIDDLE;
-		KUNIT_EXPECT_EQ(test, pkt.syndrome, aeth ? SHCA_RCW_ACK : 0);
-		KUNIT_EXPECT_EQ(test, pkt.msn, aeth ? m->msn : 0);
-		KUNIT_ASSERT_EQ(test, pkt.paylen, len);
-		KUNIT_EXPECT_EQ(test, memcmp(shca_frame_bth(&f) + pkt.hdr_len,
-					     m->data + off, len), 0);
-	}
+	for (i = from; i < n; i++)
+		shca_rcw_expect_pkt(test, w, m, i, &f);
 }
 
 /* A ping: a SEND_ONLY with no payload for @epsn - 1, AckReq set. */
@@ -726,6 +752,97 @@ static void shca_rcw_resp_read(struct kunit *test)
 	shca_rcw_read_req(test, w, shca_rcw_rq(1), m.data, m.len);
 	shca_rcw_expect_msg(test, w, &m, 0);
 	shca_rcw_sync(test, w, shca_rcw_rq(3), 1);
+}
+
+/*
+ * The page fragments of @m's packet @i on the zero-copy path, its bytes
+ * at @m->data: none when the payload is short of SHCA_RCW_ZC_MIN, else
+ * one per page it spans, lent or copied.
+ */
+static u32 shca_rcw_frags(struct shca_rcw *w, const struct shca_rcw_msg *m,
+			  u32 i)
+{
+	u32 off = i * w->mtu, len = min(w->mtu, m->len - off);
+
+	if (len < SHCA_RCW_ZC_MIN)
+		return 0;
+	return DIV_ROUND_UP(offset_in_page(m->data + off) + len, PAGE_SIZE);
+}
+
+/* ... and of all its packets. */
+static u32 shca_rcw_msg_frags(struct shca_rcw *w,
+			      const struct shca_rcw_msg *m)
+{
+	u32 n = shca_rcw_npkts(w, m->len), i, frags = 0;
+
+	for (i = 0; i < n; i++)
+		frags += shca_rcw_frags(w, m, i);
+	return frags;
+}
+
+/*
+ * The references to @buf's page (its compound page's) once the frames in
+ * flight hold @refs of them, a lent fragment each, or after 5 s.
+ */
+static int shca_rcw_wait_refs(const void *buf, u32 refs)
+{
+	struct page *page = virt_to_page(buf);
+	unsigned long end = jiffies + 5 * HZ;
+
+	while (page_count(page) < refs + 1 && time_before(jiffies, end))
+		usleep_range(1000, 10000);
+	return page_count(page);
+}
+
+/*
+ * @f, the frame of @m's packet @i, has a fragment per page its payload
+ * spans, if any, and a last one for the pad and the ICRC.
+ */
+static void shca_rcw_expect_frags(struct kunit *test, struct shca_rcw *w,
+				  const struct shca_rcw_msg *m, u32 i,
+				  const struct shca_frame *f)
+{
+	u32 frags = shca_rcw_frags(w, m, i);
+
+	KUNIT_EXPECT_EQ(test, f->nr_frags, frags ? frags + 1 : 0);
+}
+
+/*
+ * At a 1024-byte path MTU, a READ of 2500 bytes of page-allocator memory
+ * is answered from the memory's own pages: the FIRST (across a page
+ * boundary) and the MIDDLE hold them as fragments, the short LAST a
+ * copy, every payload the memory's bytes.  Once the frames are gone, no
+ * page is held.
+ */
+static void shca_rcw_resp_read_zcopy(struct kunit *test)
+{
+	struct shca_dp_opts o = shca_dp_rc;
+	u8 *mem = shca_rcw_buf(test, 3 * PAGE_SIZE);
+	struct shca_rcw_msg m = {
+		.transport = SHCA_TRANSPORT_RC,
+		.ops = shca_rcw_read_resp_ops,
+		.psn = shca_rcw_rq(0),
+		.data = mem + PAGE_SIZE - 100,
+		.len = 2500,
+		.msn = 1,
+	};
+	struct shca_rcw *w;
+	struct shca_frame f;
+	u32 i;
+
+	/* Above kmalloc's caches: pages of its own. */
+	KUNIT_ASSERT_FALSE(test, PageSlab(virt_to_page(mem)));
+	o.timeout = SHCA_RCW_SLOW;
+	w = shca_rcw_setup_mtu(test, &o, SHCA_RCW_ZC_MTU);
+	shca_dp_fill(mem, 3 * PAGE_SIZE, 12);
+	shca_rcw_read_req(test, w, shca_rcw_rq(0), m.data, m.len);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wait_refs(mem, 3), 4);
+	for (i = 0; i < 3; i++) {
+		shca_rcw_expect_pkt(test, w, &m, i, &f);
+		shca_rcw_expect_frags(test, w, &m, i, &f);
+	}
+	shca_rcw_sync(test, w, shca_rcw_rq(3), 1);
+	KUNIT_EXPECT_EQ(test, page_count(virt_to_page(mem)), 1);
 }
 
 /* An atomic request from the peer, as a frame. */
@@ -1090,18 +1207,21 @@ KUNIT_ARRAY_PARAM(shca_rcw_req, shca_rcw_req_cases, shca_rcw_req_desc);
 #define SHCA_RCW_REMOTE_VA 0x123456789000ULL
 #define SHCA_RCW_REMOTE_RKEY 0xabc01
 
-/* Posts @m's bytes as a SEND or WRITE (@m->ops says), signalled. */
-static void shca_rcw_post(struct kunit *test, struct shca_rcw *w,
-			  const struct shca_rcw_msg *m, u64 wr_id)
+/*
+ * Posts @m as a SEND or WRITE (@m->ops says), signalled, its bytes from
+ * the @num_sge SGEs at @sge.
+ */
+static void shca_rcw_post_sgl(struct kunit *test, struct shca_rcw *w,
+			      const struct shca_rcw_msg *m,
+			      struct ib_sge *sge, int num_sge, u64 wr_id)
 {
-	struct ib_sge sge = shca_dp_sge(&w->dp, (void *)m->data, m->len);
 	struct ib_rdma_wr wr = {
 		.wr = {
 			.wr_id = wr_id,
 			.opcode = m->ops == shca_rcw_write_ops ?
 				  IB_WR_RDMA_WRITE : IB_WR_SEND,
-			.sg_list = &sge,
-			.num_sge = 1,
+			.sg_list = sge,
+			.num_sge = num_sge,
 			.send_flags = IB_SEND_SIGNALED,
 		},
 		.remote_addr = m->va,
@@ -1109,6 +1229,15 @@ static void shca_rcw_post(struct kunit *test, struct shca_rcw *w,
 	};
 
 	KUNIT_ASSERT_EQ(test, shca_dp_post_send(&w->dp, 0, &wr.wr), 0);
+}
+
+/* Posts @m's bytes, from @m->data, as a SEND or WRITE, signalled. */
+static void shca_rcw_post(struct kunit *test, struct shca_rcw *w,
+			  const struct shca_rcw_msg *m, u64 wr_id)
+{
+	struct ib_sge sge = shca_dp_sge(&w->dp, (void *)m->data, m->len);
+
+	shca_rcw_post_sgl(test, w, m, &sge, 1, wr_id);
 }
 
 /* A message of @len bytes from the device's first PSN on, for @type. */
@@ -1156,7 +1285,7 @@ static void shca_rcw_req_send(struct kunit *test)
 	o.timeout = SHCA_RCW_SLOW;
 	w = shca_rcw_setup(test, &o);
 	for (i = 0; i < 2; i++) {
-		last = shca_rcw_psn(m.psn, shca_rcw_npkts(m.len) - 1);
+		last = shca_rcw_psn(m.psn, shca_rcw_npkts(w, m.len) - 1);
 		shca_rcw_post(test, w, &m, 0x10 + i);
 		shca_rcw_expect_msg(test, w, &m, 0);
 		if (rc) {
@@ -1175,6 +1304,134 @@ static void shca_rcw_req_send(struct kunit *test)
 	}
 	shca_rcw_quiet(test, w);
 	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_RTS);
+}
+
+/* Where the bytes of a message on the zero-copy path are. */
+enum shca_rcw_zc_mem {
+	SHCA_RCW_ZC_PAGES,		/* a buffer of the page allocator's */
+	SHCA_RCW_ZC_SLAB,		/* a slab object */
+	SHCA_RCW_ZC_SPREAD,		/* SGEs in pages of their own */
+};
+
+/*
+ * SHCA_RCW_ZC_SPREAD's SGEs: of 33 bytes, more than a packet has
+ * fragments for (MAX_SKB_FRAGS - 1, and one for the pad and ICRC).
+ */
+#define SHCA_RCW_ZC_SGES 32
+#define SHCA_RCW_ZC_SGE_LEN 33
+
+struct shca_rcw_zc_case {
+	const char *name;
+	enum shca_rcw_zc_mem mem;
+	bool write;
+};
+
+static const struct shca_rcw_zc_case shca_rcw_zc_cases[] = {
+	{ "send-pages", SHCA_RCW_ZC_PAGES, false },
+	{ "write-pages", SHCA_RCW_ZC_PAGES, true },
+	{ "send-slab", SHCA_RCW_ZC_SLAB, false },
+	{ "write-slab", SHCA_RCW_ZC_SLAB, true },
+	{ "send-spread", SHCA_RCW_ZC_SPREAD, false },
+	{ "write-spread", SHCA_RCW_ZC_SPREAD, true },
+};
+
+static void shca_rcw_zc_desc(const struct shca_rcw_zc_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_rcw_zc, shca_rcw_zc_cases, shca_rcw_zc_desc);
+
+/*
+ * Posts @m, its bytes copied to SHCA_RCW_ZC_SGES SGEs, SGE i in page i
+ * of @buf and i SGEs into it.
+ */
+static void shca_rcw_post_spread(struct kunit *test, struct shca_rcw *w,
+				 const struct shca_rcw_msg *m, u8 *buf,
+				 u64 wr_id)
+{
+	struct ib_sge sge[SHCA_RCW_ZC_SGES];
+	u8 *p;
+	int i;
+
+	for (i = 0; i < SHCA_RCW_ZC_SGES; i++) {
+		p = buf + i * (PAGE_SIZE + SHCA_RCW_ZC_SGE_LEN);
+		memcpy(p, m->data + i * SHCA_RCW_ZC_SGE_LEN,
+		       SHCA_RCW_ZC_SGE_LEN);
+		sge[i] = shca_dp_sge(&w->dp, p, SHCA_RCW_ZC_SGE_LEN);
+	}
+	shca_rcw_post_sgl(test, w, m, sge, SHCA_RCW_ZC_SGES, wr_id);
+}
+
+/*
+ * At a 1024-byte path MTU, an RC SEND or WRITE leaves with PSNs, opcodes,
+ * payload and ICRC as ever, and completes when acknowledged; but packets
+ * of 512 bytes or more carry the payload as page fragments: the buffer's
+ * own pages, held until the frames are gone, when they come from the
+ * page allocator; copies when it is a slab object; and of 32 SGEs of 33
+ * bytes in pages of their own, the FIRST holds the first 16 SGEs' pages,
+ * the rest copied into its last fragment with the pad and the ICRC.
+ */
+static void shca_rcw_req_zcopy(struct kunit *test)
+{
+	const struct shca_rcw_zc_case *c = test->param_value;
+	bool spread = c->mem == SHCA_RCW_ZC_SPREAD;
+	u32 len = spread ? SHCA_RCW_ZC_SGES * SHCA_RCW_ZC_SGE_LEN :
+			   3 * SHCA_RCW_ZC_MTU - 13;
+	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, c->write,
+						 len);
+	struct shca_dp_opts o = shca_dp_rc;
+	struct shca_rcw *w;
+	struct shca_frame f;
+	struct ib_wc wc;
+	u32 n, i, refs = 0;
+	u8 *buf = NULL;
+
+	o.timeout = SHCA_RCW_SLOW;
+	w = shca_rcw_setup_mtu(test, &o, SHCA_RCW_ZC_MTU);
+	switch (c->mem) {
+	case SHCA_RCW_ZC_PAGES:
+		/* Above kmalloc's caches: pages of its own. */
+		buf = shca_rcw_buf(test, 3 * PAGE_SIZE);
+		KUNIT_ASSERT_FALSE(test, PageSlab(virt_to_page(buf)));
+		/* The FIRST across a page boundary. */
+		memcpy(buf + PAGE_SIZE - 300, m.data, len);
+		m.data = buf + PAGE_SIZE - 300;
+		shca_rcw_post(test, w, &m, 0x18);
+		break;
+	case SHCA_RCW_ZC_SLAB:
+		KUNIT_ASSERT_TRUE(test, PageSlab(virt_to_page(m.data)));
+		shca_rcw_post(test, w, &m, 0x18);
+		break;
+	case SHCA_RCW_ZC_SPREAD:
+		buf = shca_rcw_buf(test, SHCA_RCW_ZC_SGES * PAGE_SIZE);
+		KUNIT_ASSERT_FALSE(test, PageSlab(virt_to_page(buf)));
+		shca_rcw_post_spread(test, w, &m, buf, 0x18);
+		break;
+	}
+
+	if (c->mem == SHCA_RCW_ZC_PAGES)
+		refs = shca_rcw_msg_frags(w, &m);
+	else if (spread)
+		refs = MAX_SKB_FRAGS - 1;
+	if (refs)
+		KUNIT_EXPECT_EQ(test, shca_rcw_wait_refs(buf, refs), refs + 1);
+
+	n = shca_rcw_npkts(w, len);
+	for (i = 0; i < n; i++) {
+		shca_rcw_expect_pkt(test, w, &m, i, &f);
+		if (spread && !i)
+			KUNIT_EXPECT_EQ(test, f.nr_frags, MAX_SKB_FRAGS);
+		else
+			shca_rcw_expect_frags(test, w, &m, i, &f);
+	}
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(n - 1));
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x18, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode, c->write ? IB_WC_RDMA_WRITE :
+			IB_WC_SEND);
+	shca_rcw_quiet(test, w);
+	if (buf)
+		KUNIT_EXPECT_EQ(test, page_count(virt_to_page(buf)), 1);
 }
 
 /* The retries a message without an answer gets: retry_cnt. */
@@ -1662,12 +1919,14 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_resp_gap),
 	KUNIT_CASE(shca_rcw_resp_dup_send),
 	KUNIT_CASE(shca_rcw_resp_read),
+	KUNIT_CASE(shca_rcw_resp_read_zcopy),
 	KUNIT_CASE(shca_rcw_resp_atomic),
 	KUNIT_CASE(shca_rcw_resp_coalesce),
 	KUNIT_CASE(shca_rcw_resp_rnr),
 	KUNIT_CASE_PARAM(shca_rcw_resp_refused, shca_rcw_refused_gen_params),
 	KUNIT_CASE(shca_rcw_uc_gap),
 	KUNIT_CASE_PARAM(shca_rcw_req_send, shca_rcw_req_gen_params),
+	KUNIT_CASE_PARAM(shca_rcw_req_zcopy, shca_rcw_zc_gen_params),
 	KUNIT_CASE_PARAM(shca_rcw_req_timeout, shca_rcw_retry_gen_params),
 	KUNIT_CASE(shca_rcw_req_seq_nak),
 	KUNIT_CASE_PARAM(shca_rcw_req_rnr, shca_rcw_rnr_gen_params),
