@@ -67,7 +67,9 @@ static int shca_roce_copy_frag(struct sk_buff *skb, struct shca_sgl *src,
  * What may not be lent to the network stack (slab objects, which it must
  * not hold) is copied, and so is what the fragments cannot take.  The
  * consumer does not touch the memory until the message completes, which
- * on RC is once the responder acknowledged it.
+ * on RC is once the responder acknowledged it.  A copy still queued for
+ * a retransmission may meet new bytes: its ICRC no longer matches, and
+ * the responder, which has the message, drops it.
  */
 static int shca_roce_zcopy(struct sk_buff *skb, struct shca_sgl *src,
 			   u32 len)
@@ -160,10 +162,13 @@ int shca_roce_xmit(struct shca_qp *qp, const struct shca_av *av,
 	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
 	struct sk_buff *skb;
 
-	/* A UD message completes as it leaves: its payload is copied. */
+	/*
+	 * UC and UD messages complete as they leave, and the consumer may
+	 * then reuse the memory while the packet waits in a queue: their
+	 * payload is copied.
+	 */
 	skb = shca_roce_packet(dev, av, pkt, src,
-			       qp->ibqp.qp_type == IB_QPT_RC ||
-			       qp->ibqp.qp_type == IB_QPT_UC);
+			       qp->ibqp.qp_type == IB_QPT_RC);
 	if (IS_ERR(skb)) {
 		shca_count(dev, SHCA_CNT_TX_ERRORS);
 		return PTR_ERR(skb);
