@@ -660,7 +660,8 @@ static void shca_rcw_resp_gap(struct kunit *test)
 /*
  * A SEND acknowledged and received again (its ACK was lost) is
  * acknowledged again, and consumes no second receive: the next SEND
- * gets it.
+ * gets it.  A duplicate that does not ask is acknowledged too: the
+ * packet of the resent message that asked may have been lost again.
  */
 static void shca_rcw_resp_dup_send(struct kunit *test)
 {
@@ -688,6 +689,12 @@ static void shca_rcw_resp_dup_send(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc.byte_len, 300);
 
 	shca_frame_inject(test, w->ndev, f, 2);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(1), 1);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+	/* The FIRST alone, which does not ask. */
+	KUNIT_ASSERT_FALSE(test, ((struct shca_bth *)shca_frame_bth(&f[0]))->psn &
+			   cpu_to_be32(SHCA_BTH_ACKREQ));
+	shca_frame_inject(test, w->ndev, f, 1);
 	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(1), 1);
 	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
 

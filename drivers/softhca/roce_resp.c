@@ -11,9 +11,11 @@
  *    asks the requester to resend from ePSN, and the packets until then
  *    are dropped;
  *  - a packet before ePSN is a duplicate: a SEND or WRITE is not done
- *    again but acknowledged again; a READ is answered again from the
- *    memory (READ has no side effect); an atomic is answered with the
- *    result it had (responder resources), never executed twice;
+ *    again but acknowledged again, AckReq or not (the requester resends
+ *    for want of an ACK, and the packet that asked may be lost again); a
+ *    READ is answered again from the memory (READ has no side effect);
+ *    an atomic is answered with the result it had (responder
+ *    resources), never executed twice;
  *  - a message with no receive WQE for it is RNR NAKed, with ePSN kept;
  *  - a refused request (opcode sequence, length, key, access) is NAKed
  *    and the QP goes to the error state, as resp.c has it;
@@ -442,8 +444,7 @@ static void shca_rr_duplicate(struct shca_qp *qp, const struct shca_pkt *pkt,
 		}
 		return;
 	default:
-		if (pkt->ackreq)
-			rs->ack_due = true;
+		rs->ack_due = true;
 	}
 }
 
