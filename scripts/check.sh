@@ -3,6 +3,7 @@
 # the last line ("N passed, N failed, N skipped").  Exits non-zero when any
 # test failed.  Installs what is missing and builds what is not cached.
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 run=$(run_dir check)
@@ -57,8 +58,8 @@ integration_612() {
 }
 suite integration-6.12 integration_612
 # RoCEv2 between two guests joined by a wire over the host's loopback,
-# on both kernels (wire/... and wire-6.12/...); softhca's RC cases skip
-# until SOFTHCA_WIRE_RC=1.
+# on both kernels (wire/... and wire-6.12/...): UD, RC and rdma_cm, each
+# between softhca and rdma_rxe both ways, and each against itself.
 suite wire "$top/scripts/wire.sh"
 wire_612() {
 	local kdir

@@ -8,9 +8,9 @@
 # each other over 127.0.0.1), and runs scripts/tests/wire-guest.sh in
 # both, which step through the test cases in lock step.  Results are
 # named wire/... for the default kernel and wire-<major.minor>/... for any
-# other, as integration.sh does.  softhca's pairs run the UD cases; the
-# RC ones are skipped until SOFTHCA_WIRE_RC=1 is set (softhca carries no
-# RC over the wire yet); see wire-guest.sh for the cases.
+# other, as integration.sh does.  Every pair of devices (rdma_rxe or
+# softhca on each side) runs every case, UD, RC and rdma_cm's; see
+# wire-guest.sh for the cases.
 #
 # The rendezvous: both guests get the same --share, this run's directory,
 # so each reaches the other's files straight through its own 9p mount
@@ -48,10 +48,11 @@ free_ports() {
 	echo "${ports[@]}"
 }
 
-# A guest runs 8 cases in about 3 minutes; a case that fails by timing
-# out takes 2.  With softhca's 24 cases on, allow for them failing so.
-guest_timeout=900
-[ "${SOFTHCA_WIRE_RC:-0}" != 1 ] || guest_timeout=3600
+# A guest runs its 36 cases (9 on each of 4 pairs) in about 13 minutes,
+# softhca's 27 in 9.5 of them; a case that fails by timing out takes 2,
+# and a peer that is gone fails the rest at once.  Allow for twice the
+# time under contention and a dozen cases timing out.
+guest_timeout=3000
 
 share=$(run_dir "wire-$rel")
 mkdir -p "$share/a" "$share/b" "$share/rendezvous"

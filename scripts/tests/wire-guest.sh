@@ -66,14 +66,9 @@ tests=(
 # other pairs.
 known=()
 
-# softhca carries UD over the wire (and so ib_mad's GSI QP, which
-# rdma_cm's address and SIDR exchanges take: udaddy), not yet RC: its
-# pairs run the UD tests, and skip the rest unless SOFTHCA_WIRE_RC=1.
-# SOFTHCA_WIRE_ONLY, an extended
-# regular expression, runs only the cases whose name (A-B/NAME, e.g.
-# softhca-rxe/rc_loss) it matches; the others are not reported.
-softhca_rc=${SOFTHCA_WIRE_RC:-0}
-ud_tests=" ud_pingpong udaddy "
+# SOFTHCA_WIRE_ONLY, an extended regular expression, runs only the cases
+# whose name (A-B/NAME, e.g. softhca-rxe/rc_loss) it matches; the others
+# are not reported.
 only=${SOFTHCA_WIRE_ONLY:-}
 
 # The longest a server or client may run (a passing one takes 15 s at
@@ -346,13 +341,6 @@ run_case() {
 	local start=$SECONDS
 	result=${pair/\//-}/$name
 	[ -z "$only" ] || [[ $result =~ $only ]] || return 0
-	case " ${pair/\// } " in *" softhca "*)
-		if [ "$softhca_rc" != 1 ] && [[ $ud_tests != *" $name "* ]]; then
-			[ "$role" = b ] ||
-				skip "wire/$result" "softhca carries no RC over the wire yet"
-			return
-		fi ;;
-	esac
 	for k in "${known[@]}"; do
 		# shellcheck disable=SC2086 # PAIR NAME REASON
 		set -- $k
