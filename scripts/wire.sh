@@ -48,11 +48,11 @@ free_ports() {
 	echo "${ports[@]}"
 }
 
-# A guest runs its 36 cases (9 on each of 4 pairs) in about 13 minutes,
-# softhca's 27 in 9.5 of them; a case that fails by timing out takes 2,
-# and a peer that is gone fails the rest at once.  Allow for twice the
-# time under contention and a dozen cases timing out.
-guest_timeout=3000
+# A guest runs its 56 cases (14 on each of 4 pairs) in 20 to 25 minutes;
+# a case that fails by timing out takes 2, and a peer that is gone fails
+# the rest at once.  Allow for twice the time under contention and a
+# dozen cases timing out.
+guest_timeout=3600
 
 share=$(run_dir "wire-$rel")
 mkdir -p "$share/a" "$share/b" "$share/rendezvous"

@@ -48,14 +48,21 @@ pairs=(
 
 # The tests, each run on every pair: NAME TEST [NETEM...]; NETEM, if any,
 # is what `tc qdisc add dev NIC root netem` gets on both sides for the
-# test's duration.
+# test's duration.  perftest checks no payload: the data are checked by
+# the pingpongs (-c, SEND) and rping (-V: a READ of the client's buffer,
+# then a WRITE of it back, compared), on a clean wire and a lossy one.
 tests=(
 	"ud_pingpong ud_pingpong"
 	"udaddy udaddy"
 	"rc_pingpong rc_pingpong"
 	"write_bw write_bw"
+	"read_bw read_bw"
+	"atomic_bw atomic_bw"
+	"write_bw_cm write_bw_cm"
 	"rping rping"
+	"ucmatose ucmatose"
 	"rc_loss rc_pingpong loss 5%"
+	"rping_loss rping_4k loss 5%"
 	"rc_reorder rc_pingpong delay 1ms reorder 25%"
 	"rc_duplicate rc_pingpong duplicate 5%"
 	"rc_corrupt rc_pingpong corrupt 2%"
@@ -71,11 +78,11 @@ known=()
 # are not reported.
 only=${SOFTHCA_WIRE_ONLY:-}
 
-# The longest a server or client may run (a passing one takes 15 s at
-# most here, a failing one may wait for ever: a UD pingpong that lost a
-# message, an RC server whose client gave up), and the longest a side
-# waits for its peer at a rendezvous (the peer may be running a client
-# meanwhile).
+# The longest a server or client may run (a passing one takes 45 s at
+# most here, rping under loss; a failing one may wait for ever: a UD
+# pingpong that lost a message, an RC server whose client gave up), and
+# the longest a side waits for its peer at a rendezvous (the peer may be
+# running a client meanwhile).
 run_timeout=90
 sync_timeout=150
 peer_gone=
@@ -227,9 +234,37 @@ side_cmd() {
 	write_bw)
 		port=18516
 		cmd=(ib_write_bw -d "$2" -x 1 -p "$port" -n 1000 -s 65536) ;;
-	rping)
-		cmd=(rping -a "$server_addr" -C 100 -V -v)
+	read_bw)
+		port=18516
+		cmd=(ib_read_bw -d "$2" -x 1 -p "$port" -n 300 -s 65536) ;;
+	atomic_bw)
+		# 8-byte fetch-and-adds, each a round trip.
+		port=18516
+		cmd=(ib_atomic_bw -d "$2" -x 1 -p "$port" -n 500) ;;
+	write_bw_cm)
+		# The QPs connected by rdma_cm (-R; its port, no TCP), which
+		# picks the GID from the address.
+		cmd=(ib_write_bw -R -d "$2" -p 18517 -n 300 -s 65536) ;;
+	rping | rping_4k)
+		if [ "$1" = rping ]; then
+			# 100 pings of 64 bytes, each shown.
+			cmd=(rping -C 100 -v)
+		else
+			# 15 of 4 KiB, so that a READ's response and a WRITE
+			# take four packets each.  Under loss, a lost last
+			# packet (or its ACK) waits out rdma_cm's local ACK
+			# timeout, 2.1 s on RoCE: 100 took over 90 s, 20
+			# from 15 to 45 s.
+			cmd=(rping -C 15 -S 4096)
+		fi
+		cmd+=(-a "$server_addr" -V)
 		if [ "$role" = a ]; then cmd+=(-s); else cmd+=(-c); fi
+		return ;;
+	ucmatose)
+		# rdma_cm's RC connections, two, each carrying 100 SENDs of
+		# 2 KiB both ways, then disconnected.
+		cmd=(ucmatose -c 2 -C 100 -S 2048)
+		[ "$role" = a ] || cmd+=(-s "$server_addr")
 		return ;;
 	udaddy)
 		# rdma_cm over UD: address and route resolution, a SIDR
@@ -242,8 +277,8 @@ side_cmd() {
 	[ "$role" = a ] || cmd+=("$server_addr")
 }
 
-# Is the server up?  A TCP port listening, or for rping and udaddy
-# (rdma_cm, no TCP) a listening CM ID.
+# Is the server up?  A TCP port listening, or for the rdma_cm tools (no
+# TCP: rping, udaddy, ucmatose, perftest -R) a listening CM ID.
 listening() {
 	if [ -n "$port" ]; then
 		ss -Hltn "sport = :$port" | grep -q .
@@ -251,6 +286,9 @@ listening() {
 		rdma resource show cm_id 2>/dev/null | grep -q 'state LISTEN'
 	fi
 }
+
+# What serve() says of a server it ends for outliving its client.
+lingered="server still running 20 s after the client ended"
 
 # serve KEY LOG: a's side of a round.  Start the server, tell b when it
 # listens, and let it run until it exits, or until b's client has been
@@ -271,7 +309,7 @@ serve() {
 		if [ -z "$end" ] && [ -f "$rv/$1.done.$other" ]; then
 			end=$((SECONDS + 20))
 		elif [ -n "$end" ] && [ $SECONDS -ge "$end" ]; then
-			echo "server still running 20 s after the client ended" >>"$2"
+			echo "$lingered" >>"$2"
 			kill "$pid"
 			break
 		fi
@@ -294,6 +332,25 @@ connect() {
 	timeout "$run_timeout" stdbuf -oL -eL "${cmd[@]}" >"$2" 2>&1 </dev/null
 }
 
+# rping_end KEY LOG: rping's exit status does not tell all; $rc, the
+# run's status, as it should be.  A client whose connection went away
+# mid-way says what it waited for, and exits 0 all the same: a failure.
+# A client that exits 0 otherwise has compared every ping (-V), and the
+# server then waits for its disconnect request; but the client destroys
+# its CM ID at once, which ends the CM's retries of the request, so that
+# under loss the server may wait for ever: not a failure.
+rping_end() {
+	local status
+	if [ "$role" = b ] && grep -q '^wait for' "$2"; then
+		echo "the client stopped before its last ping" >>"$2"
+		[ "$rc" != 0 ] || rc=1
+	elif [ "$role" = a ] && [ "$(tail -n 1 "$2")" = "$lingered" ] &&
+		read -r status _ <"$rv/$1.done.$other" && [ "$status" = 0 ]; then
+		echo "the client compared every ping; its disconnect request was lost" >>"$2"
+		rc=0
+	fi
+}
+
 # round KEY TEST DEV LOG: one run of TEST's server (a) or client (b),
 # line-buffered so that a run killed by its timeout leaves its log;
 # sets $mine to "STATUS AGAIN", AGAIN being 1 when the run may be
@@ -310,6 +367,7 @@ round() {
 		connect "$1" "$4"
 	fi
 	rc=$?
+	[[ $2 != rping* ]] || rping_end "$1" "$4"
 	grep -q "Can't produce a report" "$4" && again=1
 	mine="$rc $again"
 	echo "$role: ${cmd[*]}: exit $rc"
