@@ -1,5 +1,5 @@
 #!/bin/bash
-# wire.sh [KDIR]
+# wire.sh [--brief] [KDIR]
 #
 # RoCEv2 between two hosts: builds softhca for KDIR (default: the kernel
 # `make` builds for, Debian's 6.1), boots that Debian kernel twice, as
@@ -10,7 +10,8 @@
 # named wire/... for the default kernel and wire-<major.minor>/... for any
 # other, as integration.sh does.  Every pair of devices (rdma_rxe or
 # softhca on each side) runs every case, UD, RC and rdma_cm's; see
-# wire-guest.sh for the cases.
+# wire-guest.sh for the cases.  --brief: a case of each kind of traffic
+# only, the others reported as skipped (make check on its second kernel).
 #
 # The rendezvous: both guests get the same --share, this run's directory,
 # so each reaches the other's files straight through its own 9p mount
@@ -25,6 +26,14 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 
+brief=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--brief) brief=1 && shift ;;
+	-*) die "usage: wire.sh [--brief] [KDIR]" ;;
+	*) break ;;
+	esac
+done
 default_kdir=$(make -s -C "$top" print-kdir)
 kdir=${1:-$default_kdir}
 rel=$(kdir_release "$kdir")
@@ -62,7 +71,7 @@ read -r port_a port_b <<<"$(free_ports)"
 # is run.sh's.
 guest() {
 	SOFTHCA_RESULTS=$share/$1/results \
-		SOFTHCA_RENDEZVOUS=$share/rendezvous \
+		SOFTHCA_RENDEZVOUS=$share/rendezvous SOFTHCA_WIRE_BRIEF=$brief \
 		"$top/scripts/vm/run.sh" --timeout "$guest_timeout" --mem 1G \
 		--share "$share" --log "$share/$1/console.log" \
 		--wire "$2:$3:$4" "$kernel" -- \

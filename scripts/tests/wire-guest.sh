@@ -78,6 +78,13 @@ known=()
 # are not reported.
 only=${SOFTHCA_WIRE_ONLY:-}
 
+# SOFTHCA_WIRE_BRIEF=1 (wire.sh --brief, make check's run on its second
+# kernel, for time): only these tests run, one of each kind of traffic
+# (UD, SEND, READ, atomics, rdma_cm, retransmission); the others are
+# reported as skipped.
+brief_tests=" ud_pingpong rc_pingpong read_bw atomic_bw rping rc_loss "
+brief=${SOFTHCA_WIRE_BRIEF:-}
+
 # The longest a server or client may run (a passing one takes 45 s at
 # most here, rping under loss; a failing one may wait for ever: a UD
 # pingpong that lost a message, an RC server whose client gave up), and
@@ -409,6 +416,11 @@ run_case() {
 	local start=$SECONDS
 	result=${pair/\//-}/$name
 	[ -z "$only" ] || [[ $result =~ $only ]] || return 0
+	if [ -n "$brief" ] && [[ $brief_tests != *" $name "* ]]; then
+		[ "$role" = b ] ||
+			skip "wire/$result" "not in the brief run; wire.sh without --brief runs it"
+		return 0
+	fi
 	for k in "${known[@]}"; do
 		# shellcheck disable=SC2086 # PAIR NAME REASON
 		set -- $k
