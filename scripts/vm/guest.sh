@@ -10,8 +10,16 @@ set -u
 
 note() { echo "softhca-guest: $*"; }
 
+# The reboot system call powers off in this process's own context, so PID 1
+# never runs again once devices shut down.  A sysrq power-off ran in a
+# worker while PID 1 went on: a page fault on the 9p root after virtio-9p's
+# shutdown killed it with SIGBUS, and the kernel panicked.  The sysrq is a
+# fallback only, should the exec fail (execfail: a failed exec returns).
 poweroff() {
 	sync
+	shopt -s execfail
+	# shellcheck disable=SC2093 # it does continue, if the exec fails
+	exec /bin/busybox poweroff -f
 	echo o >/proc/sysrq-trigger
 	sleep 600
 }
