@@ -12,12 +12,17 @@
 # and for the debug kernel
 #   BENCH lockdep_<name> softhca=<v> rxe=<v> siw=<v> ratio=<softhca/rxe>
 #         ratio_siw=<softhca/siw> unit=<u> [limit=<v>]
-# Each value is the median of N repetitions (default 3).  --smoke: one
-# repetition with a tenth of the iterations, for `make check`; passes when
+# Each value is the median of N repetitions (default 3).  Then RoCEv2
+# between two guests of Debian's kernel over a wire (wire.sh --bench):
+# softhca against itself beside rdma_rxe against itself, one run, a
+# table and lines "BENCH wire_<name> ...".  --smoke: one repetition with
+# a tenth of the iterations and no wire figures, for `make check` (whose
+# wire suites run the same tools between the same guests); passes when
 # every figure came out for softhca and rdma_rxe (siw's failures are
 # reported, not counted).  Under TCG, absolute figures mean little; the
 # ratios are the result.
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 reps=3
@@ -178,8 +183,15 @@ printf '%s\n' "${lines[@]}"
 [ -z "$siw_missing" ] ||
 	say "bench: siw gave no figure for$siw_missing (its perftest runs failed; see the debug kernel's log)"
 
+rc_wire=0
+if [ -z "$smoke" ]; then
+	echo
+	"$top/scripts/wire.sh" --bench || rc_wire=1
+fi
+
 ok=0
-[ "$rc_debian" = 0 ] && [ "$rc_debug" = 0 ] && [ "$missing" = 0 ] || ok=1
+[ "$rc_debian" = 0 ] && [ "$rc_debug" = 0 ] && [ "$missing" = 0 ] &&
+	[ "$rc_wire" = 0 ] || ok=1
 if [ -n "$smoke" ]; then
 	if [ $ok = 0 ]; then
 		pass bench/smoke

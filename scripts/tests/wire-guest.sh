@@ -86,6 +86,22 @@ only=${SOFTHCA_WIRE_ONLY:-}
 brief_tests=" ud_pingpong rc_pingpong read_bw atomic_bw rping rc_loss "
 brief=${SOFTHCA_WIRE_BRIEF:-}
 
+# SOFTHCA_WIRE_BENCH=1 (wire.sh --bench): figures rather than tests.
+# softhca against itself, then rdma_rxe against itself, over the same
+# wire in the same run: bandwidth at 64 KiB, latency at 2 bytes.  b
+# writes each of its client's figures to bench.raw in its directory,
+# "TYPE FIGURE VALUE"; a reports each case as for the tests.
+bench=${SOFTHCA_WIRE_BENCH:-}
+if [ -n "$bench" ]; then
+	pairs=(softhca/softhca rxe/rxe)
+	tests=(
+		"write_bw_65536 write_bw"
+		"read_bw_65536 read_bw"
+		"send_lat_2 send_lat"
+		"write_lat_2 write_lat"
+	)
+fi
+
 # The longest a server or client may run (a passing one takes 45 s at
 # most here, rping under loss; a failing one may wait for ever: a UD
 # pingpong that lost a message, an RC server whose client gave up), and
@@ -250,6 +266,9 @@ side_cmd() {
 		# 8-byte fetch-and-adds, each a round trip.
 		port=18516
 		cmd=(ib_atomic_bw -d "$2" -x 1 -p "$port" -n 500) ;;
+	send_lat | write_lat)
+		port=18516
+		cmd=("ib_$1" -d "$2" -x 1 -p "$port" -n 500 -s 2) ;;
 	write_bw_cm)
 		# The QPs connected by rdma_cm (-R; its port, no TCP), which
 		# picks the GID from the address.
@@ -402,6 +421,19 @@ record() {
 		/#bytes/ { h = 1 }' "$log" | figures
 }
 
+# bench_record TYPE NAME LOG: the figures of the client's perftest line
+# in LOG, into bench.raw: a bandwidth's average (column 4), a latency's
+# typical value and 99th percentile (columns 5 and 8).
+bench_record() {
+	local line
+	line=$(awk 'h && NF { print; exit } /#bytes/ { h = 1 }' "$3")
+	case $2 in
+	*_lat_*) awk -v t="$1" -v f="$2" \
+		'{ print t, f "_typ", $5; print t, f "_p99", $8 }' <<<"$line" ;;
+	*) awk -v t="$1" -v f="$2" '{ print t, f, $4 }' <<<"$line" ;;
+	esac | awk '$3 ~ /^[0-9]+(\.[0-9]+)?$/' >>"$mydir/bench.raw"
+}
+
 # again MINE THEIRS: "STATUS AGAIN" of each side; is another round
 # worth it?  When a side failed and either said it may be (see round).
 again() {
@@ -463,6 +495,9 @@ run_case() {
 				echo "$result: try $try failed; again" | figures
 		done
 		record "$result" "$log"
+		[ -z "$bench" ] || [ "$role" = a ] ||
+			[ "${mine%% *} ${theirs%% *}" != "0 0" ] ||
+			bench_record "$type" "$name" "$log"
 		sed "s/^/$role: /" "$log"
 	fi
 	evidence "$result" "$type" "$netem"
