@@ -417,16 +417,18 @@ record() {
 	awk -v t="$name $role" '/iters in|bytes in/ { print t ": " $0 }' \
 		"$log" | figures
 	[ "$role" = b ] || return 0
-	awk -v t="$name" 'h && NF { print t ": " $0; exit }
+	awk -v t="$name" 'h && $1 ~ /^[0-9]+$/ { print t ": " $0; exit }
 		/#bytes/ { h = 1 }' "$log" | figures
 }
 
 # bench_record TYPE NAME LOG: the figures of the client's perftest line
 # in LOG, into bench.raw: a bandwidth's average (column 4), a latency's
-# typical value and 99th percentile (columns 5 and 8).
+# typical value and 99th percentile (columns 5 and 8).  The line is the
+# first that starts with the message size: perftest may put a warning
+# ("Correlation coefficient r^2: ... < 0.9") between it and the headings.
 bench_record() {
 	local line
-	line=$(awk 'h && NF { print; exit } /#bytes/ { h = 1 }' "$3")
+	line=$(awk 'h && $1 ~ /^[0-9]+$/ { print; exit } /#bytes/ { h = 1 }' "$3")
 	case $2 in
 	*_lat_*) awk -v t="$1" -v f="$2" \
 		'{ print t, f "_typ", $5; print t, f "_p99", $8 }' <<<"$line" ;;
@@ -454,7 +456,8 @@ run_case() {
 			skip "wire/$result" "not in the brief run; wire.sh without --brief runs it"
 		return 0
 	fi
-	if [ "$pair" = rxe/rxe ] && [[ $brief_tests != *" $name "* ]]; then
+	if [ -z "$bench" ] && [ "$pair" = rxe/rxe ] &&
+		[[ $brief_tests != *" $name "* ]]; then
 		[ "$role" = b ] ||
 			skip "wire/$result" "rdma_rxe against itself, the harness's baseline, runs the brief cases"
 		return 0
