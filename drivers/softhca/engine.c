@@ -33,6 +33,10 @@
  * any post.
  */
 
+#include <net/netlink.h>
+#include <rdma/rdma_netlink.h>
+#include <rdma/restrack.h>
+
 #include "cq.h"
 #include "dev.h"
 #include "engine.h"
@@ -568,4 +572,69 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 	qp->req.started = false;
 	shca_roce_req_reset(qp);
 	shca_roce_resp_reset(qp, 0);
+}
+
+/* The driver attributes of an RC or UC QP: its transport's state. */
+static int shca_fill_res_wire(struct sk_buff *msg, struct shca_qp *qp)
+{
+	const struct shca_wire_req *wr = &qp->req.wire;
+	const struct shca_wire_resp *rs = &qp->resp;
+
+	if (rdma_nl_put_driver_u32_hex(msg, "sq_psn", qp->req.psn) ||
+	    rdma_nl_put_driver_u32(msg, "inflight", wr->inflight) ||
+	    rdma_nl_put_driver_u32_hex(msg, "first_psn", wr->first) ||
+	    rdma_nl_put_driver_u32(msg, "npsn", wr->npsn) ||
+	    rdma_nl_put_driver_u32_hex(msg, "una", wr->una) ||
+	    rdma_nl_put_driver_u32(msg, "verdict", wr->verdict) ||
+	    rdma_nl_put_driver_u32(msg, "retry_left", qp->req.retry_left) ||
+	    rdma_nl_put_driver_u32(msg, "rnr_left", qp->req.rnr_left) ||
+	    rdma_nl_put_driver_u32_hex(msg, "epsn", rs->epsn) ||
+	    rdma_nl_put_driver_u32(msg, "msn", rs->msn) ||
+	    rdma_nl_put_driver_u32(msg, "nak_sent", rs->nak_sent) ||
+	    rdma_nl_put_driver_u32(msg, "resp_msg", rs->msg))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/**
+ * shca_fill_res_qp_entry() - a QP's engine state, for `rdma res show qp -dd`
+ * @msg: the netlink message
+ * @ibqp: the QP
+ *
+ * A snapshot under engine_lock, between two runs: for RC and UC, the
+ * head WQE on the wire (its PSNs, the verdict the engine will act on, the
+ * retries left) and the responder's expected PSN.  What to look at first
+ * when traffic stalls.
+ *
+ * Context: process context (netlink); sleeps.
+ */
+int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct shca_qp *qp = to_shca_qp(ibqp);
+	struct nlattr *table;
+	int ret;
+
+	table = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
+	if (mutex_lock_killable(&qp->engine_lock)) {
+		ret = -EINTR;
+		goto cancel_table;
+	}
+	ret = rdma_nl_put_driver_u32(msg, "waiting", qp->req.waiting);
+	if (!ret)
+		ret = rdma_nl_put_driver_u32(msg, "rx_queued",
+					     skb_queue_len(&qp->rx_pkts));
+	if (!ret && (ibqp->qp_type == IB_QPT_RC ||
+		     ibqp->qp_type == IB_QPT_UC))
+		ret = shca_fill_res_wire(msg, qp);
+	mutex_unlock(&qp->engine_lock);
+	if (ret)
+		goto cancel_table;
+	nla_nest_end(msg, table);
+	return 0;
+
+cancel_table:
+	nla_nest_cancel(msg, table);
+	return ret;
 }

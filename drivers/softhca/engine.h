@@ -10,6 +10,8 @@
 
 #include <linux/workqueue.h>
 
+struct ib_qp;
+struct sk_buff;
 struct shca_qp;
 
 int shca_engine_init(void);
@@ -20,5 +22,6 @@ void shca_engine_kick(struct shca_qp *qp);
 void shca_engine_doorbell_user(struct shca_qp *qp);
 void shca_engine_flush(void);
 void shca_engine_qp_stop(struct shca_qp *qp);
+int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 
 #endif /* SHCA_ENGINE_H */

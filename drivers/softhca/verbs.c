@@ -13,6 +13,7 @@
 #include "compat.h"
 #include "cq.h"
 #include "dev.h"
+#include "engine.h"
 #include "mr.h"
 #include "pd.h"
 #include "qp.h"
@@ -87,6 +88,7 @@ const struct ib_device_ops shca_dev_ops = {
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
 	.destroy_srq = shca_destroy_srq,
+	.fill_res_qp_entry = shca_fill_res_qp_entry,
 	.get_dma_mr = shca_get_dma_mr,
 	.get_hw_stats = shca_get_hw_stats,
 	.get_link_layer = shca_get_link_layer,

@@ -259,6 +259,23 @@ autoload() {
 		rdma link delete softhca4 && rmmod softhca
 }
 
+# `rdma -dd resource show qp`: an RC QP's engine state, as the driver
+# reports it (fill_res_qp_entry), for a QP an ibv_rc_pingpong server
+# created and left in INIT while it waits for its client.
+qp_driver_details() {
+	local pid out rc=0
+	ibv_rc_pingpong -d softhca0 -g 1 -p 18600 >/dev/null 2>&1 &
+	pid=$!
+	wait_for 10 eval 'rdma resource show qp link softhca0/1 | grep -q "type RC"' ||
+		rc=1
+	out=$(rdma -dd resource show qp link softhca0/1 type RC 2>&1)
+	kill "$pid" && wait "$pid"
+	echo "$out"
+	[ $rc = 0 ] &&
+		grep -q 'drv_waiting 0 drv_rx_queued 0 drv_sq_psn 0x[0-9a-f]* drv_inflight 0 ' <<<"$out" &&
+		grep -q ' drv_epsn 0x[0-9a-f]* drv_msn 0 drv_nak_sent 0 ' <<<"$out"
+}
+
 check integ/module-load load_module
 check integ/link-add add_link
 check integ/port-active wait_for 10 link_state softhca0 ACTIVE
@@ -269,6 +286,7 @@ check integ/limits-cover-rxe limits_cover_rxe
 check integ/udp-port-taken-by-rxe port_taken
 ibloop_tests
 provider_tests
+check integ/qp-driver-details qp_driver_details
 check integ/duplicate-refused duplicate_refused
 check integ/carrier-down carrier down DOWN
 check integ/carrier-up carrier up ACTIVE
