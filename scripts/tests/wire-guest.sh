@@ -315,6 +315,14 @@ listening() {
 	fi
 }
 
+# qp_state: the QPs of the devices here, with the driver's attributes
+# (softhca: PSNs, the requester's verdict, the responder's ePSN), for the
+# log of a run about to be ended: what each QP was waiting for.
+qp_state() {
+	echo "QPs before the run was ended:"
+	rdma -dd resource show qp 2>&1
+}
+
 # What serve() says of a server it ends for outliving its client.
 lingered="server still running 20 s after the client ended"
 
@@ -322,7 +330,7 @@ lingered="server still running 20 s after the client ended"
 # listens, and let it run until it exits, or until b's client has been
 # done for 20 s (a client that failed leaves the server waiting).
 serve() {
-	local pid rc end=
+	local pid rc end='' stall=$((SECONDS + run_timeout - 5))
 	timeout "$run_timeout" stdbuf -oL -eL "${cmd[@]}" >"$2" 2>&1 </dev/null &
 	pid=$!
 	if ! wait_for 30 listening; then
@@ -337,9 +345,13 @@ serve() {
 		if [ -z "$end" ] && [ -f "$rv/$1.done.$other" ]; then
 			end=$((SECONDS + 20))
 		elif [ -n "$end" ] && [ $SECONDS -ge "$end" ]; then
+			qp_state >>"$2"
 			echo "$lingered" >>"$2"
 			kill "$pid"
 			break
+		elif [ $SECONDS -ge "$stall" ]; then
+			qp_state >>"$2"
+			stall=$((SECONDS + run_timeout))
 		fi
 		sleep 0.2
 	done
@@ -357,7 +369,17 @@ connect() {
 		echo "the server did not start" >"$2"
 		return 1
 	fi
-	timeout "$run_timeout" stdbuf -oL -eL "${cmd[@]}" >"$2" 2>&1 </dev/null
+	local pid stall=$((SECONDS + run_timeout - 5))
+	timeout "$run_timeout" stdbuf -oL -eL "${cmd[@]}" >"$2" 2>&1 </dev/null &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ $SECONDS -ge "$stall" ]; then
+			qp_state >>"$2"
+			break
+		fi
+		sleep 0.2
+	done
+	wait "$pid"
 }
 
 # rping_end KEY LOG: rping's exit status does not tell all; $rc, the
