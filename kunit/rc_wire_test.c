@@ -62,6 +62,11 @@ SHCA_SUITE_FIXTURE(shca_rcw_fx, "softhca_ktrcw");
  */
 #define SHCA_RCW_ZC_MTU 1024
 #define SHCA_RCW_ZC_MIN 512
+/*
+ * The QP's max_dest_rd_atomic: the atomics whose results its responder
+ * keeps for duplicates.
+ */
+#define SHCA_RCW_ATOMIC_RES 16
 /* The first PSNs: messages of three packets or more cross the wrap. */
 #define SHCA_RCW_RQ_PSN 0xfffffe
 #define SHCA_RCW_SQ_PSN 0xfffffd
@@ -255,7 +260,7 @@ static void shca_rcw_connect(struct kunit *test, struct shca_rcw *w,
 	attr.path_mtu = ib_mtu_int_to_enum(w->mtu);
 	attr.dest_qp_num = SHCA_RCW_PEER_QPN;
 	attr.rq_psn = SHCA_RCW_RQ_PSN;
-	attr.max_dest_rd_atomic = 16;
+	attr.max_dest_rd_atomic = SHCA_RCW_ATOMIC_RES;
 	attr.min_rnr_timer = o->min_rnr_timer;
 	attr.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 	memcpy(&dgid, &shca_frame_peer, sizeof(dgid));
@@ -886,16 +891,14 @@ static void shca_rcw_expect_atomic_ack(struct kunit *test,
 	KUNIT_EXPECT_EQ(test, pkt.orig, orig);
 }
 
-/* The atomic results a responder keeps for duplicates (roce.h's). */
-#define SHCA_RCW_ATOMIC_RES 16
-
 /*
  * FETCH_ADD and CMP_SWAP are executed once: their duplicates get the
  * original value the first execution returned, and the memory is as the
  * first left it.  The ACK a SEND before them owes goes first, and the
  * atomic acknowledgment's MSN counts the atomic.  Of 16 more atomics,
- * the results of the last 16 are remembered: a duplicate of an older one
- * is not answered.
+ * the results of the last 16, the QP's max_dest_rd_atomic, are
+ * remembered (not the 128 the device could keep): a duplicate of an
+ * older one is not answered.
  */
 static void shca_rcw_resp_atomic(struct kunit *test)
 {

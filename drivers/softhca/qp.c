@@ -203,12 +203,18 @@ static int shca_qp_create_cmd(struct shca_cmd *cmd)
 		if (ret)
 			goto err_destroy_sq;
 	}
+	ret = shca_roce_resp_init(qp);
+	if (ret)
+		goto err_destroy_rq;
 	shca_qp_init_fields(qp, init, udata);
 
 	/* The slot is reserved: storing into it allocates nothing. */
 	xa_store_irq(&dev->qps, qp->ibqp.qp_num, qp, GFP_KERNEL);
 	return 0;
 
+err_destroy_rq:
+	if (!init->srq)
+		shca_queue_destroy(&qp->rq.queue);
 err_destroy_sq:
 	shca_queue_destroy(&qp->sq.queue);
 err_release_qpn:
@@ -242,6 +248,7 @@ static int shca_qp_destroy_cmd(struct shca_cmd *cmd)
 	shca_qp_set_state(qp, IB_QPS_RESET);
 	shca_engine_qp_stop(qp);
 	shca_events_stop(&qp->events);
+	shca_roce_resp_destroy(qp);
 	if (!qp->ibqp.srq)
 		shca_queue_destroy(&qp->rq.queue);
 	shca_queue_destroy(&qp->sq.queue);

@@ -96,8 +96,16 @@ struct shca_wire_req {
 	struct sk_buff_head resps;
 };
 
-/* Atomics a responder remembers, to answer a retried one, not redo it. */
-#define SHCA_WIRE_ATOMIC_RES 16
+/*
+ * An atomic a responder executed, kept to answer a retry of it with its
+ * result (responder resources): an RC QP keeps its last
+ * max_dest_rd_atomic, in a table of SHCA_MAX_RD_ATOMIC.
+ */
+struct shca_wire_atomic {
+	u32 psn;
+	bool valid;
+	u64 orig;
+};
 
 /* The message a responder is in the middle of. */
 enum shca_wire_msg {
@@ -116,8 +124,9 @@ enum shca_wire_msg {
  * @have_rwqe: @rwqe was taken from the receive queue and not completed
  * @off: bytes of the current message placed
  * @write: the current WRITE's target: addr, length and rkey (in lkey)
- * @atomics: the last atomics executed, for replay: PSN and result
- * @atomic_next: the slot the next atomic takes
+ * @atomics: RC: the last atomics executed, for replay (kept across resets)
+ * @atomic_next: the atomics executed: the next one's slot, modulo the QP's
+ *	max_dest_rd_atomic
  * @rwqe: the receive WQE the current message fills
  *
  * Owned by the QP's engine, under engine_lock.
@@ -131,12 +140,8 @@ struct shca_wire_resp {
 	bool have_rwqe;
 	u32 off;
 	struct softhca_sge write;
-	struct {
-		u32 psn;
-		bool valid;
-		u64 orig;
-	} atomics[SHCA_WIRE_ATOMIC_RES];
-	u8 atomic_next;
+	struct shca_wire_atomic *atomics;
+	u32 atomic_next;
 	struct shca_rwqe rwqe;
 };
 
@@ -159,6 +164,8 @@ bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 		       const void *data);
 void shca_roce_resp_ack(struct shca_qp *qp);
 void shca_roce_resp_reset(struct shca_qp *qp, u32 epsn);
+int shca_roce_resp_init(struct shca_qp *qp);
+void shca_roce_resp_destroy(struct shca_qp *qp);
 void shca_roce_resp_flush(struct shca_qp *qp);
 
 #endif /* SHCA_ROCE_H */

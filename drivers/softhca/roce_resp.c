@@ -43,6 +43,12 @@ enum shca_rr {
 	SHCA_RR_DROP,		/* dropped (UC) */
 };
 
+/*
+ * READ response packets between two reschedule points: a READ of up to
+ * 2 GiB is answered in one run of the engine, in process context.
+ */
+#define SHCA_RR_READ_RESCHED 64
+
 static const u8 shca_read_resp_ops[] = {
 	[SHCA_POS_FIRST] = SHCA_OPCODE(RC, RDMA_READ_RESPONSE_FIRST),
 	[SHCA_POS_MIDDLE] = SHCA_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE),
@@ -371,6 +377,9 @@ static enum shca_rr shca_rr_read(struct shca_qp *qp,
 		/* What is not sent, the requester asks for again. */
 		if (shca_roce_xmit(qp, &qp->av, &resp, &target))
 			break;
+		/* Zero-copy packets copy nothing that would reschedule. */
+		if ((i + 1) % SHCA_RR_READ_RESCHED == 0)
+			cond_resched();
 	}
 	shca_sgl_release(&target);
 	qp->resp.ack_due = false;
@@ -394,6 +403,13 @@ static void shca_rr_atomic_ack(struct shca_qp *qp, u32 psn, u64 orig)
 	shca_roce_xmit(qp, &qp->av, &pkt, NULL);
 }
 
+/* The atomics' results kept: the QP's max_dest_rd_atomic, at least one. */
+static unsigned int shca_rr_atomic_res(struct shca_qp *qp)
+{
+	return clamp_t(unsigned int, READ_ONCE(qp->attr.max_dest_rd_atomic),
+		       1, SHCA_MAX_RD_ATOMIC);
+}
+
 static enum shca_rr shca_rr_atomic(struct shca_qp *qp,
 				   const struct shca_pkt *pkt,
 				   struct shca_msg *msg)
@@ -405,7 +421,7 @@ static enum shca_rr shca_rr_atomic(struct shca_qp *qp,
 		return SHCA_RR_DROP;
 	if (msg->status != IB_WC_SUCCESS)
 		return SHCA_RR_ERROR;
-	slot = rs->atomic_next++ % SHCA_WIRE_ATOMIC_RES;
+	slot = rs->atomic_next++ % shca_rr_atomic_res(qp);
 	rs->atomics[slot].psn = pkt->psn;
 	rs->atomics[slot].orig = msg->atomic_orig;
 	rs->atomics[slot].valid = true;
@@ -434,7 +450,7 @@ static void shca_rr_duplicate(struct shca_qp *qp, const struct shca_pkt *pkt,
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		/* One too old to be remembered is not answered. */
-		for (i = 0; i < SHCA_WIRE_ATOMIC_RES; i++) {
+		for (i = 0; i < shca_rr_atomic_res(qp); i++) {
 			if (rs->atomics[i].valid &&
 			    rs->atomics[i].psn == pkt->psn) {
 				shca_rr_atomic_ack(qp, pkt->psn,
@@ -574,6 +590,37 @@ void shca_roce_resp_flush(struct shca_qp *qp)
  */
 void shca_roce_resp_reset(struct shca_qp *qp, u32 epsn)
 {
+	struct shca_wire_atomic *atomics = qp->resp.atomics;
+
 	memset(&qp->resp, 0, sizeof(qp->resp));
 	qp->resp.epsn = epsn;
+	qp->resp.atomics = atomics;
+	if (atomics)
+		memset(atomics, 0, SHCA_MAX_RD_ATOMIC * sizeof(*atomics));
+}
+
+/**
+ * shca_roce_resp_init() - allocate an RC responder's resources
+ * @qp: the QP, being created
+ *
+ * Context: process context (the command queue); sleeps.
+ * Return: 0 or -ENOMEM.
+ */
+int shca_roce_resp_init(struct shca_qp *qp)
+{
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return 0;
+	qp->resp.atomics = kcalloc(SHCA_MAX_RD_ATOMIC,
+				   sizeof(*qp->resp.atomics), GFP_KERNEL);
+	return qp->resp.atomics ? 0 : -ENOMEM;
+}
+
+/**
+ * shca_roce_resp_destroy() - free what shca_roce_resp_init() allocated
+ * @qp: the QP, its engine stopped
+ */
+void shca_roce_resp_destroy(struct shca_qp *qp)
+{
+	kfree(qp->resp.atomics);
+	qp->resp.atomics = NULL;
 }
