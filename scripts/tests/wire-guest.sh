@@ -53,8 +53,10 @@ pairs=(
 # then a WRITE of it back, compared), on a clean wire and a lossy one.
 tests=(
 	"ud_pingpong ud_pingpong"
+	"ud_pingpong6 ud_pingpong6"
 	"udaddy udaddy"
 	"rc_pingpong rc_pingpong"
+	"rc_pingpong6 rc_pingpong6"
 	"write_bw write_bw"
 	"read_bw read_bw"
 	"atomic_bw atomic_bw"
@@ -245,17 +247,26 @@ dev_down() {
 	return $rc
 }
 
+# The GID index of a pingpong: 1, the NIC's IPv4 address as RoCEv2
+# IPv4-mapped GID; for TEST*6, 0, its IPv6 link-local address (fe80::,
+# the default GID), so that the packets are IPv6 ones.
+pingpong_gid() {
+	if [[ $1 == *6 ]]; then echo 0; else echo 1; fi
+}
+
 # side_cmd TEST DEV: this side's command line for TEST, in $cmd, and the
 # TCP port its server listens on, if any, in $port.
 side_cmd() {
 	port=
 	case $1 in
-	ud_pingpong)
+	ud_pingpong | ud_pingpong6)
 		port=18515
-		cmd=(ibv_ud_pingpong -g 1 -d "$2" -p "$port" -n 200 -s 1024) ;;
-	rc_pingpong)
+		cmd=(ibv_ud_pingpong -g "$(pingpong_gid "$1")" -d "$2"
+			-p "$port" -n 200 -s 1024) ;;
+	rc_pingpong | rc_pingpong6)
 		port=18515
-		cmd=(ibv_rc_pingpong -g 1 -c -d "$2" -p "$port" -n 200 -s 4096) ;;
+		cmd=(ibv_rc_pingpong -g "$(pingpong_gid "$1")" -c -d "$2"
+			-p "$port" -n 200 -s 4096) ;;
 	write_bw)
 		port=18516
 		cmd=(ib_write_bw -d "$2" -x 1 -p "$port" -n 1000 -s 65536) ;;
@@ -425,9 +436,15 @@ round() {
 		connect "$1" "$4"
 	fi
 	rc=$?
+	# Over IPv6, both ends' GIDs are link-local addresses.
+	if [[ $2 == *_pingpong6 ]] && [ "$rc" = 0 ] &&
+		[ "$(grep -c 'address: .* GID fe80::' "$4")" != 2 ]; then
+		echo "not an IPv6 exchange: no fe80:: GIDs" >>"$4"
+		rc=1
+	fi
 	[[ $2 != rping* ]] || rping_end "$1" "$4"
 	grep -q "Can't produce a report" "$4" && again=1
-	[ "$2" != rc_pingpong ] || [ "$rc" != 0 ] || again=1
+	[[ $2 != rc_pingpong* ]] || [ "$rc" != 0 ] || again=1
 	mine="$rc $again"
 	echo "$role: ${cmd[*]}: exit $rc"
 }
