@@ -418,7 +418,7 @@ rping_end() {
 # repeated, if the other side failed:
 #  - perftest calibrates its cycle counter against the clock at start,
 #    and a starved vCPU can make that fail ("Can't produce a report",
-#    exit 1 after the traffic);
+#    exit 1 after the traffic, or figures of "inf" and exit 0);
 #  - ibv_rc_pingpong: a side that made every exchange exits, and its QP
 #    goes, as soon as its own last SEND is acknowledged, which may be
 #    before it acknowledged its peer's last one.  If that ACK is lost
@@ -444,6 +444,12 @@ round() {
 	fi
 	[[ $2 != rping* ]] || rping_end "$1" "$4"
 	grep -q "Can't produce a report" "$4" && again=1
+	# Nor may it time anything: its figures come out "inf", exit 0.
+	if grep -Eq '^ *[0-9]+ +[0-9]+ +inf ' "$4"; then
+		echo "perftest's figures are inf: its clock calibration failed" >>"$4"
+		rc=1
+		again=1
+	fi
 	[[ $2 != rc_pingpong* ]] || [ "$rc" != 0 ] || again=1
 	mine="$rc $again"
 	echo "$role: ${cmd[*]}: exit $rc"
