@@ -2,12 +2,13 @@
 /*
  * The engine: executes send queue WQEs.
  *
- * Context.  Each QP has one work item on an engine workqueue, queued by
- * the doorbell (and by state changes and retry timers).  A run holds the
- * QP's engine_lock, so a QP's send queue has a single consumer and its
- * WQEs execute in order.  For a kernel QP the work item is the only
- * runner, and never waits for the lock.  A user QP's doorbell may run the
- * engine in its system call instead (shca_engine_doorbell_user()).
+ * Context.  Each QP has a work item on an engine workqueue, queued by
+ * the doorbell (and by state changes and retry timers), and one for the
+ * packets it receives from the wire (roce_rx.c).  A run holds the QP's
+ * engine_lock, so a QP's send queue has a single consumer and its WQEs
+ * execute in order; the two items may wait for each other.  A user QP's
+ * doorbell may run the engine in its system call instead
+ * (shca_engine_doorbell_user()).
  *
  * A kernel QP's workqueue is per-CPU: the work runs on the CPU that rang
  * the doorbell, where the WQEs (and, usually, the payload) are in cache,
@@ -16,7 +17,13 @@
  * running beside it, on another CPU, takes those WQEs in the same run,
  * with no doorbell system call (the doorbell protocol of softhca-abi.h);
  * on the poster's CPU it would preempt the process at every doorbell and
- * leave the send queue empty, and idle, each time.
+ * leave the send queue empty, and idle, each time.  Received packets are
+ * the other way round: every QP's go to the per-CPU workqueue, on the
+ * CPU whose softirq took them, where they are in cache and no other CPU
+ * needs waking (between two guests under ib_send_lat, a packet's
+ * completion took 0.33 ms at the median and 4 ms at the 90th percentile
+ * from its arrival while the unbound worker woke the other vCPU; on the
+ * receiving CPU, 0.13 and 0.31 ms).
  *
  * WQ_CPU_INTENSIVE, because a run copies payload for as long as its
  * budget allows and must not hold up other work of the pool; WQ_HIGHPRI,
@@ -478,16 +485,25 @@ static bool shca_engine_run(struct shca_qp *qp)
 	}
 }
 
+/* A run of either work item: the packets received, then the queues. */
+static void shca_qp_run(struct shca_qp *qp)
+{
+	mutex_lock(&qp->engine_lock);
+	if (shca_roce_rx_run(qp))
+		shca_engine_kick_rx(qp);
+	if (shca_engine_run(qp))
+		shca_engine_kick(qp);
+	mutex_unlock(&qp->engine_lock);
+}
+
 static void shca_qp_work(struct work_struct *work)
 {
-	struct shca_qp *qp = container_of(work, struct shca_qp, work);
-	bool more;
+	shca_qp_run(container_of(work, struct shca_qp, work));
+}
 
-	mutex_lock(&qp->engine_lock);
-	more = shca_roce_rx_run(qp);
-	if (shca_engine_run(qp) || more)
-		queue_work(qp->engine_wq, work);
-	mutex_unlock(&qp->engine_lock);
+static void shca_qp_rx_work(struct work_struct *work)
+{
+	shca_qp_run(container_of(work, struct shca_qp, rx_work));
 }
 
 void shca_engine_qp_init(struct shca_qp *qp, bool user)
@@ -497,6 +513,7 @@ void shca_engine_qp_init(struct shca_qp *qp, bool user)
 	skb_queue_head_init(&qp->rx_pkts);
 	__skb_queue_head_init(&qp->req.wire.resps);
 	INIT_WORK(&qp->work, shca_qp_work);
+	INIT_WORK(&qp->rx_work, shca_qp_rx_work);
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	qp->req.timer.function = shca_req_timer;
 }
@@ -520,6 +537,29 @@ void shca_engine_flush(void)
 void shca_engine_kick(struct shca_qp *qp)
 {
 	queue_work(qp->engine_wq, &qp->work);
+}
+
+/**
+ * shca_engine_kick_rx() - packets arrived for a QP: run it on this CPU
+ * @qp: the QP, with packets queued on rx_pkts
+ *
+ * Context: any; the receive softirq.
+ */
+void shca_engine_kick_rx(struct shca_qp *qp)
+{
+	queue_work(shca_engine_wq, &qp->rx_work);
+}
+
+/**
+ * shca_engine_sync() - wait for the engine's runs in progress to end
+ * @qp: the QP
+ *
+ * Context: process context; sleeps.
+ */
+void shca_engine_sync(struct shca_qp *qp)
+{
+	flush_work(&qp->work);
+	flush_work(&qp->rx_work);
 }
 
 /**
@@ -563,6 +603,7 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 	mutex_lock(&qp->engine_lock);
 	mutex_unlock(&qp->engine_lock);
 	cancel_work_sync(&qp->work);
+	cancel_work_sync(&qp->rx_work);
 	/* A run before RESET may have armed it, and it may queue the work. */
 	hrtimer_cancel(&qp->req.timer);
 	cancel_work_sync(&qp->work);

@@ -19,6 +19,8 @@ void shca_engine_destroy(void);
 
 void shca_engine_qp_init(struct shca_qp *qp, bool user);
 void shca_engine_kick(struct shca_qp *qp);
+void shca_engine_kick_rx(struct shca_qp *qp);
+void shca_engine_sync(struct shca_qp *qp);
 void shca_engine_doorbell_user(struct shca_qp *qp);
 void shca_engine_flush(void);
 void shca_engine_qp_stop(struct shca_qp *qp);

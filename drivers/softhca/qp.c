@@ -416,7 +416,7 @@ static void shca_qp_entered(struct shca_qp *qp, enum ib_qp_state state)
 		break;
 	case IB_QPS_SQD:
 		/* The engine stops at the next WQE; then the SQ is drained. */
-		flush_work(&qp->work);
+		shca_engine_sync(qp);
 		if (qp->attr.en_sqd_async_notify)
 			shca_event_raise(&qp->events, IB_EVENT_SQ_DRAINED);
 		break;

@@ -71,8 +71,9 @@ struct shca_qp {
 	 */
 	struct mutex engine_lock;
 	struct work_struct work;
-	/* Packets from the wire for the engine to execute (roce_rx.c). */
+	/* Packets from the wire, and the run that executes them (roce_rx.c). */
 	struct sk_buff_head rx_pkts;
+	struct work_struct rx_work;
 	struct workqueue_struct *engine_wq;
 	struct shca_req req;
 	/* The responder of RC and UC packets from the wire (roce_resp.c). */

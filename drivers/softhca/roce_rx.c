@@ -137,7 +137,7 @@ void shca_roce_recv(struct shca_dev *dev, struct sk_buff *skb)
 		goto drop;
 	}
 	skb_queue_tail(&qp->rx_pkts, skb);
-	shca_engine_kick(qp);
+	shca_engine_kick_rx(qp);
 	shca_qp_put(qp);
 	return;
 
