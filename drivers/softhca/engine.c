@@ -603,10 +603,14 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 	mutex_lock(&qp->engine_lock);
 	mutex_unlock(&qp->engine_lock);
 	cancel_work_sync(&qp->work);
-	cancel_work_sync(&qp->rx_work);
 	/* A run before RESET may have armed it, and it may queue the work. */
 	hrtimer_cancel(&qp->req.timer);
 	cancel_work_sync(&qp->work);
+	/*
+	 * Last: a run of the work may queue rx_work for packets it left; a
+	 * run of rx_work in RESET queues nothing else.
+	 */
+	cancel_work_sync(&qp->rx_work);
 	/* What arrives for a QP in RESET is dropped, as hardware drops it. */
 	skb_queue_purge(&qp->rx_pkts);
 	qp->req.waiting = false;
