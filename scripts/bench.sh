@@ -75,9 +75,15 @@ peer_splat() {
 
 # The figures: name, unit, and the memcpy figure that limits it, if any.
 # "lockdep": the debug kernel's, without the scaling figures (and in a
-# smoke run, the $brief ones only).
+# smoke run, the $brief ones only); "wire": wire.sh --bench's.
 figures() {
 	local s q
+	if [ "${1:-}" = wire ]; then
+		printf '%s\n' "write_bw_65536 MiB/s" "read_bw_65536 MiB/s" \
+			"send_lat_2_typ us" "send_lat_2_p99 us" \
+			"write_lat_2_typ us" "write_lat_2_p99 us"
+		return
+	fi
 	{
 		for s in 64 4096 65536 1048576; do
 			for q in 1 4; do
@@ -125,10 +131,15 @@ missing=0
 siw_missing=
 lines=()
 
-# table RAW [lockdep]: the medians of a leg, as a table on stdout; the
-# BENCH lines go to $lines.
+# table RAW [lockdep | wire]: the medians of a leg, as a table on stdout;
+# the BENCH lines go to $lines (a wire figure's name starts "wire_").
 table() {
 	local raw=$1 kind=${2:-} name unit limit_name sh rx sw lim r rs
+	local prefix=
+	if [ "$kind" = wire ]; then
+		prefix=wire_
+		echo "RoCEv2 between two guests of Debian's kernel, each device against itself"
+	fi
 	if [ "$kind" = lockdep ]; then
 		echo "lockdep kernel (debug kernel: lockdep, KASAN, kmemleak)"
 		printf '%-18s %10s %10s %10s %7s %7s %10s  %s\n' figure softhca \
@@ -145,6 +156,7 @@ table() {
 		r=$(ratio "$sh" "$rx")
 		[ -n "$sh" ] && [ -n "$rx" ] || missing=$((missing + 1))
 		if [ "$kind" != lockdep ]; then
+			name=$prefix$name
 			printf '%-22s %12s %12s %8s %12s  %s\n' "$name" \
 				"${sh:--}" "${rx:--}" "${r:--}" "${lim:--}" "$unit"
 			lines+=("BENCH $name softhca=${sh:-none} rxe=${rx:-none} ratio=${r:-none} unit=$unit${lim:+ limit=$lim}")
@@ -176,18 +188,22 @@ dk=$("$top/scripts/kernel/debug-kernel.sh") || die "no debug kernel"
 leg "$dk" "$dk/build" "softhca rxe siw" "${smoke:+$brief}"
 raw_debug=$share/bench.raw rc_debug=$rc
 
+rc_wire=0
+if [ -z "$smoke" ]; then
+	raw_wire=$share/wire.raw
+	"$top/scripts/wire.sh" --bench "$raw_wire" || rc_wire=1
+fi
+
 table "$raw_debian"
 echo
 table "$raw_debug" lockdep
+if [ -z "$smoke" ]; then
+	echo
+	table "$raw_wire" wire
+fi
 printf '%s\n' "${lines[@]}"
 [ -z "$siw_missing" ] ||
 	say "bench: siw gave no figure for$siw_missing (its perftest runs failed; see the debug kernel's log)"
-
-rc_wire=0
-if [ -z "$smoke" ]; then
-	echo
-	"$top/scripts/wire.sh" --bench || rc_wire=1
-fi
 
 ok=0
 [ "$rc_debian" = 0 ] && [ "$rc_debug" = 0 ] && [ "$missing" = 0 ] &&

@@ -92,7 +92,7 @@ brief=${SOFTHCA_WIRE_BRIEF:-}
 # softhca against itself, then rdma_rxe against itself, over the same
 # wire in the same run: bandwidth at 64 KiB, latency at 2 bytes.  b
 # writes each of its client's figures to bench.raw in its directory,
-# "TYPE FIGURE VALUE"; a reports each case as for the tests.
+# "DEV FIGURE VALUE"; a reports each case as for the tests.
 bench=${SOFTHCA_WIRE_BENCH:-}
 if [ -n "$bench" ]; then
 	pairs=(softhca/softhca rxe/rxe)
@@ -466,8 +466,9 @@ record() {
 		/#bytes/ { h = 1 }' "$log" | figures
 }
 
-# bench_record TYPE NAME LOG: the figures of the client's perftest line
-# in LOG, into bench.raw: a bandwidth's average (column 4), a latency's
+# bench_record DEV NAME LOG: the figures of the client's perftest line
+# in LOG, into bench.raw as "DEV FIGURE VALUE" (the lines bench.sh's
+# guests write): a bandwidth's average (column 4), a latency's
 # typical value and 99th percentile (columns 5 and 8).  The line is the
 # first that starts with the message size: perftest may put a warning
 # ("Correlation coefficient r^2: ... < 0.9") between it and the headings.
@@ -545,7 +546,7 @@ run_case() {
 		record "$result" "$log"
 		[ -z "$bench" ] || [ "$role" = a ] ||
 			[ "${mine%% *} ${theirs%% *}" != "0 0" ] ||
-			bench_record "$type" "$name" "$log"
+			bench_record "$dev" "$name" "$log"
 		sed "s/^/$role: /" "$log"
 	fi
 	evidence "$result" "$type" "$netem"
