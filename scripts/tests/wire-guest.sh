@@ -334,14 +334,38 @@ qp_state() {
 	rdma -dd resource show qp 2>&1
 }
 
-# What serve() says of a server it ends for outliving its client.
+# What reap() says of a server it ends for outliving its client.
 lingered="server still running 20 s after the client ended"
 
+# reap PID LOG START [KEY]: wait for this side's server or client, PID,
+# started at START (in $SECONDS).  Five seconds before its timeout kills
+# it, its QPs' state goes to LOG.  Given KEY (a server's round), it is
+# also ended, its QPs' state logged, once the other side has been done
+# with the round for 20 s: a client that failed leaves the server waiting.
+reap() {
+	local end='' stall=$(($3 + run_timeout - 5))
+	while kill -0 "$1" 2>/dev/null; do
+		if [ -n "${4:-}" ] && [ -z "$end" ] &&
+			[ -f "$rv/$4.done.$other" ]; then
+			end=$((SECONDS + 20))
+		elif [ -n "$end" ] && [ $SECONDS -ge "$end" ]; then
+			qp_state >>"$2"
+			echo "$lingered" >>"$2"
+			kill "$1"
+			break
+		elif [ -n "$stall" ] && [ $SECONDS -ge "$stall" ]; then
+			qp_state >>"$2"
+			stall=
+		fi
+		sleep 0.2
+	done
+	wait "$1"
+}
+
 # serve KEY LOG: a's side of a round.  Start the server, tell b when it
-# listens, and let it run until it exits, or until b's client has been
-# done for 20 s (a client that failed leaves the server waiting).
+# listens, and let it run (reap).
 serve() {
-	local pid rc end='' stall=$((SECONDS + run_timeout - 5))
+	local pid start=$SECONDS
 	timeout "$run_timeout" stdbuf -oL -eL "${cmd[@]}" >"$2" 2>&1 </dev/null &
 	pid=$!
 	if ! wait_for 30 listening; then
@@ -352,27 +376,12 @@ serve() {
 		return 1
 	fi
 	post "$1.listening" 0
-	while kill -0 "$pid" 2>/dev/null; do
-		if [ -z "$end" ] && [ -f "$rv/$1.done.$other" ]; then
-			end=$((SECONDS + 20))
-		elif [ -n "$end" ] && [ $SECONDS -ge "$end" ]; then
-			qp_state >>"$2"
-			echo "$lingered" >>"$2"
-			kill "$pid"
-			break
-		elif [ $SECONDS -ge "$stall" ]; then
-			qp_state >>"$2"
-			stall=$((SECONDS + run_timeout))
-		fi
-		sleep 0.2
-	done
-	wait "$pid"
-	rc=$?
-	return $rc
+	reap "$pid" "$2" "$start" "$1"
 }
 
-# connect KEY LOG: b's side of a round: once a listens, the client.
+# connect KEY LOG: b's side of a round: once a listens, the client (reap).
 connect() {
+	local pid start
 	if ! await "$1.listening"; then
 		echo "$peer_gone" >"$2"
 		return 1
@@ -380,17 +389,10 @@ connect() {
 		echo "the server did not start" >"$2"
 		return 1
 	fi
-	local pid stall=$((SECONDS + run_timeout - 5))
+	start=$SECONDS
 	timeout "$run_timeout" stdbuf -oL -eL "${cmd[@]}" >"$2" 2>&1 </dev/null &
 	pid=$!
-	while kill -0 "$pid" 2>/dev/null; do
-		if [ $SECONDS -ge "$stall" ]; then
-			qp_state >>"$2"
-			break
-		fi
-		sleep 0.2
-	done
-	wait "$pid"
+	reap "$pid" "$2" "$start"
 }
 
 # rping_end KEY LOG: rping's exit status does not tell all; $rc, the
