@@ -87,15 +87,6 @@ void shca_engine_destroy(void)
 	destroy_workqueue(shca_engine_wq);
 }
 
-/* A send queue WQE, copied out of its ring: user space may rewrite it. */
-struct shca_swqe {
-	struct softhca_send_wqe hdr;
-	union {
-		struct softhca_sge sge[SHCA_MAX_SGE];
-		u8 inline_data[SHCA_MAX_INLINE];
-	};
-};
-
 /* What the requester makes of one WQE. */
 enum shca_step {
 	SHCA_STEP_DONE,		/* completed successfully */
@@ -379,53 +370,85 @@ static void shca_req_complete(struct shca_qp *qp, const struct shca_swqe *w,
 	shca_cq_push(to_shca_cq(qp->ibqp.send_cq), &cqe, !ok);
 }
 
+/*
+ * The WQE at the head of the send queue, copied out of the ring when the
+ * engine first takes it (see struct shca_req), and its retry counts.
+ */
+static struct shca_swqe *shca_req_head(struct shca_qp *qp)
+{
+	struct shca_queue *q = &qp->sq.queue;
+	struct shca_req *req = &qp->req;
+
+	if (req->started)
+		return &req->wqe;
+	memcpy(&req->wqe, shca_queue_entry(q, q->cons),
+	       min_t(u32, q->entry_size, sizeof(req->wqe)));
+	req->rnr_left = READ_ONCE(qp->attr.rnr_retry);
+	req->retry_left = READ_ONCE(qp->attr.retry_cnt);
+	req->started = true;
+	return &req->wqe;
+}
+
+/*
+ * The head WQE is done with: its slot is freed, and the next run takes
+ * the next one.  What a consumer may do on seeing the completion holds
+ * before it is pushed: the slot is free for a repost.
+ */
+static void shca_req_retire(struct shca_qp *qp)
+{
+	qp->req.started = false;
+	shca_roce_req_reset(qp);
+	shca_queue_consumed(&qp->sq.queue, 1);
+}
+
 /* Executes the WQE at the head of the send queue. */
 static enum shca_step shca_req_one(struct shca_qp *qp, u32 *bytes)
 {
-	struct shca_queue *q = &qp->sq.queue;
+	struct shca_swqe *w = shca_req_head(qp);
 	struct shca_req_result res = {};
 	enum shca_step step = SHCA_STEP_DONE;
-	struct shca_swqe w;
 	enum shca_tx tx;
 
-	memcpy(&w, shca_queue_entry(q, q->cons),
-	       min_t(u32, q->entry_size, sizeof(w)));
-	if (!qp->req.started) {
-		qp->req.rnr_left = READ_ONCE(qp->attr.rnr_retry);
-		qp->req.retry_left = READ_ONCE(qp->attr.retry_cnt);
-		qp->req.started = true;
-	}
-	if (!shca_swqe_ok(qp, &w)) {
+	if (!shca_swqe_ok(qp, w)) {
 		res.status = IB_WC_LOC_QP_OP_ERR;
-	} else if (w.hdr.opcode == IB_WR_REG_MR ||
-		   w.hdr.opcode == IB_WR_LOCAL_INV) {
-		res.status = shca_req_local(qp, &w);
+	} else if (w->hdr.opcode == IB_WR_REG_MR ||
+		   w->hdr.opcode == IB_WR_LOCAL_INV) {
+		res.status = shca_req_local(qp, w);
 	} else {
-		tx = shca_req_transport(qp, &w, &res);
+		tx = shca_req_transport(qp, w, &res);
 		if (tx != SHCA_TX_DONE)
 			step = shca_req_wait(qp, tx, &res);
 		if (step == SHCA_STEP_WAIT)
 			return step;
 	}
 
-	qp->req.started = false;
-	shca_roce_req_reset(qp);
 	*bytes = res.byte_len;
-	/*
-	 * What a consumer may do on seeing the completion holds before it is
-	 * pushed: the slot is free for a repost, and after an error the QP
-	 * is in its error state (the rest is flushed by the next run).
-	 */
-	shca_queue_consumed(q, 1);
+	shca_req_retire(qp);
+	/* After an error the QP is in its error state before the completion. */
 	if (res.status != IB_WC_SUCCESS) {
 		ibdev_dbg_ratelimited(qp->ibqp.device, "QP %u: WQE %#llx: %s\n",
-				      qp->ibqp.qp_num, w.hdr.wr_id,
+				      qp->ibqp.qp_num, w->hdr.wr_id,
 				      ib_wc_status_msg(res.status));
 		shca_qp_error(qp, qp->ibqp.qp_type == IB_QPT_RC ? IB_QPS_ERR :
 				  IB_QPS_SQE);
 	}
-	shca_req_complete(qp, &w, &res);
+	shca_req_complete(qp, w, &res);
 	return res.status == IB_WC_SUCCESS ? SHCA_STEP_DONE : SHCA_STEP_ERROR;
+}
+
+/*
+ * The QP went to its error state with the head WQE taken (on the wire,
+ * or waiting for a retry): it is flushed as the engine took it, not as
+ * its ring slot may read now.
+ */
+static void shca_req_flush_head(struct shca_qp *qp)
+{
+	struct shca_req_result res = { .status = IB_WC_WR_FLUSH_ERR };
+
+	if (!qp->req.started)
+		return;
+	shca_req_retire(qp);
+	shca_req_complete(qp, &qp->req.wqe, &res);
 }
 
 /*
@@ -476,8 +499,7 @@ static bool shca_engine_run(struct shca_qp *qp)
 	case IB_QPS_SQE:
 		return shca_qp_flush(qp, false);
 	case IB_QPS_ERR:
-		/* The WQE in flight, if any, is flushed too. */
-		shca_roce_req_reset(qp);
+		shca_req_flush_head(qp);
 		shca_roce_resp_flush(qp);
 		return shca_qp_flush(qp, true);
 	default:

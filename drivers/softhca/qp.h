@@ -27,19 +27,35 @@ struct shca_qp_queue {
 	u32 max_sge;
 };
 
+/* A send queue WQE, copied out of its ring: user space may rewrite it. */
+struct shca_swqe {
+	struct softhca_send_wqe hdr;
+	union {
+		struct softhca_sge sge[SHCA_MAX_SGE];
+		u8 inline_data[SHCA_MAX_INLINE];
+	};
+};
+
 /*
- * The requester's state for the WQE at the head of the send queue: what
- * is left of its retries, and whether the engine waits for the timer.
- * Owned by the QP's engine (under engine_lock).
+ * The requester's state for the WQE at the head of the send queue: the
+ * WQE itself, what is left of its retries, and whether the engine waits
+ * for the timer.  Owned by the QP's engine (under engine_lock).
+ *
+ * The WQE is copied out of the ring once, when the engine takes it, and
+ * only that copy is used until it completes: a message is resent, and
+ * its READ responses placed, over several runs, and each must see the
+ * WQE that set its PSNs and length, whatever a process wrote into its
+ * ring meanwhile.
  */
 struct shca_req {
 	struct hrtimer timer;		/* RNR and ACK timeouts */
 	bool waiting;			/* the timer kicks the engine */
-	bool started;			/* the counters are the head WQE's */
+	bool started;			/* wqe and the counters are the head's */
 	u8 rnr_left;			/* 7: retry for ever */
 	u8 retry_left;
 	u32 psn;			/* the next packet's, on the wire */
 	struct shca_wire_req wire;	/* RC: the head WQE on the wire */
+	struct shca_swqe wqe;
 };
 
 struct shca_qp {
