@@ -14,6 +14,7 @@
  * unmap alone, as atomics use them, are safe in any context.
  */
 
+#include <kunit/visibility.h>
 #include <linux/highmem.h>
 
 #include "dev.h"
@@ -61,12 +62,14 @@ int shca_sgl_init(struct shca_sgl *sgl, struct shca_dev *dev,
 	};
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_sgl_init);
 
 /* A cursor over @len bytes of kernel memory at @buf. */
 void shca_sgl_init_buf(struct shca_sgl *sgl, void *buf, u32 len)
 {
 	*sgl = (struct shca_sgl){ .buf = buf, .len = len };
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_sgl_init_buf);
 
 /**
  * shca_sgl_init_remote() - a cursor over a range named by an rkey
@@ -106,6 +109,21 @@ void shca_sgl_release(struct shca_sgl *sgl)
 		shca_mr_put(sgl->mr);
 	sgl->mr = NULL;
 	sgl->entered = false;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_sgl_release);
+
+/*
+ * A move of @len bytes past the cursor's end: a caller that trusted a
+ * length it should have checked.  The cursor is spent (at its end, and
+ * bad), so that no later map reaches past it either.
+ */
+static bool shca_sgl_overrun(struct shca_sgl *sgl, u32 len)
+{
+	if (likely(len <= sgl->len - sgl->pos))
+		return false;
+	sgl->pos = sgl->len;
+	sgl->bad = true;
+	return true;
 }
 
 /* Looks the current SGE's key up and checks the whole SGE against it. */
@@ -154,8 +172,7 @@ int shca_sgl_check(struct shca_sgl *sgl)
 
 /**
  * shca_sgl_page() - the page under the cursor of an SGE list
- * @sgl: the cursor, over an SGE list and not at its end (a caller's bug,
- *	which warns)
+ * @sgl: the cursor, over an SGE list
  * @poff: set to the cursor's offset in the page
  * @len: set to how many bytes from there the page holds, in the SGE
  *
@@ -167,6 +184,9 @@ struct page *shca_sgl_page(struct shca_sgl *sgl, unsigned int *poff,
 	const struct softhca_sge *sge;
 	struct page *page;
 
+	if (shca_sgl_overrun(sgl, 1))
+		return ERR_PTR(-EFAULT);
+	/* Bytes are left, so an SGE with bytes is ahead. */
 	while (sgl->off == sgl->sge[sgl->i].length) {
 		shca_sgl_release(sgl);
 		if (WARN_ON_ONCE(++sgl->i == sgl->num_sge))
@@ -190,12 +210,13 @@ struct page *shca_sgl_page(struct shca_sgl *sgl, unsigned int *poff,
 
 /**
  * shca_sgl_map() - map the bytes at the cursor
- * @sgl: the cursor, not at its end (a caller's bug, which warns)
+ * @sgl: the cursor
  * @len: set to how many bytes from there are mapped contiguously
  *
  * Return: the bytes, to unmap with shca_sgl_unmap() before the next map
  * of @sgl, or an ERR_PTR(): -EACCES when a key or range is refused,
- * -EFAULT when an address is not backed (both set @sgl->bad).
+ * -EFAULT when an address is not backed or the cursor is at its end (all
+ * set @sgl->bad).
  */
 void *shca_sgl_map(struct shca_sgl *sgl, u32 *len)
 {
@@ -203,8 +224,10 @@ void *shca_sgl_map(struct shca_sgl *sgl, u32 *len)
 	struct page *page;
 
 	if (!sgl->sge) {
+		if (shca_sgl_overrun(sgl, 1))
+			return ERR_PTR(-EFAULT);
 		*len = sgl->len - sgl->off;
-		return *len ? sgl->buf + sgl->off : ERR_PTR(-EFAULT);
+		return sgl->buf + sgl->off;
 	}
 	page = shca_sgl_page(sgl, &poff, len);
 	if (IS_ERR(page))
@@ -212,6 +235,7 @@ void *shca_sgl_map(struct shca_sgl *sgl, u32 *len)
 	sgl->map = kmap_local_page(page);
 	return sgl->map + poff;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_sgl_map);
 
 void shca_sgl_unmap(struct shca_sgl *sgl)
 {
@@ -222,19 +246,25 @@ void shca_sgl_unmap(struct shca_sgl *sgl)
 
 /**
  * shca_sgl_skip() - move a cursor on without touching the bytes
- * @sgl: the cursor, with at least @len bytes left
+ * @sgl: the cursor
  * @len: how many bytes to pass over
  *
  * For a message that resumes part-way: a packet retransmitted, or one
  * placed at its offset.  Keys are checked when bytes are reached.
+ *
+ * Return: 0, or -EFAULT when fewer than @len bytes are left (the cursor
+ * is then spent: see shca_sgl_overrun()).
  */
-void shca_sgl_skip(struct shca_sgl *sgl, u32 len)
+int shca_sgl_skip(struct shca_sgl *sgl, u32 len)
 {
 	u32 n;
 
+	if (shca_sgl_overrun(sgl, len))
+		return -EFAULT;
+	sgl->pos += len;
 	if (!sgl->sge) {
 		sgl->off += len;
-		return;
+		return 0;
 	}
 	while (len) {
 		n = min(len, sgl->sge[sgl->i].length - sgl->off);
@@ -243,21 +273,25 @@ void shca_sgl_skip(struct shca_sgl *sgl, u32 len)
 		if (!len)
 			break;
 		shca_sgl_release(sgl);
+		/* Bytes are left, so an SGE with bytes is ahead. */
 		if (WARN_ON_ONCE(++sgl->i == sgl->num_sge))
-			return;
+			return -EFAULT;
 		sgl->off = 0;
 	}
+	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_sgl_skip);
 
 /**
  * shca_sgl_copy() - copy bytes from one cursor to another
- * @dst: where to, with at least @len bytes left
- * @src: where from, with at least @len bytes left
+ * @dst: where to
+ * @src: where from
  * @len: how many
  *
  * Both cursors advance by what was copied.
  *
- * Return: 0, or the error of the first map that failed (see
+ * Return: 0, -EFAULT when either cursor has fewer than @len bytes left
+ * (nothing is copied), or the error of the first map that failed (see
  * shca_sgl_map(); the failing cursor has ->bad set).
  */
 int shca_sgl_copy(struct shca_sgl *dst, struct shca_sgl *src, u32 len)
@@ -266,6 +300,8 @@ int shca_sgl_copy(struct shca_sgl *dst, struct shca_sgl *src, u32 len)
 	u32 dlen, slen, n;
 	void *d, *s;
 
+	if (shca_sgl_overrun(dst, len) || shca_sgl_overrun(src, len))
+		return -EFAULT;
 	while (len) {
 		d = shca_sgl_map(dst, &dlen);
 		if (IS_ERR(d))
@@ -280,10 +316,13 @@ int shca_sgl_copy(struct shca_sgl *dst, struct shca_sgl *src, u32 len)
 		shca_sgl_unmap(src);
 		shca_sgl_unmap(dst);
 		dst->off += n;
+		dst->pos += n;
 		src->off += n;
+		src->pos += n;
 		len -= n;
 		if (++pages % SHCA_COPY_RESCHED_PAGES == 0)
 			cond_resched();
 	}
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_sgl_copy);

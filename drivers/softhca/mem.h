@@ -24,6 +24,7 @@ struct shca_mr;
  * @num_sge: entries in @sge
  * @buf: a plain kernel buffer
  * @len: bytes in total
+ * @pos: bytes before the cursor, at most @len
  * @i: the SGE the cursor is in
  * @off: the cursor's offset in that SGE (or in @buf)
  * @entered: SGE @i's key was looked up and its range checked
@@ -40,6 +41,7 @@ struct shca_sgl {
 	u32 num_sge;
 	void *buf;
 	u32 len;
+	u32 pos;
 	u32 i;
 	u32 off;
 	bool entered;
@@ -56,7 +58,7 @@ int shca_sgl_init_remote(struct shca_sgl *sgl, struct softhca_sge *range,
 			 struct shca_dev *dev, struct ib_pd *pd, int access);
 void shca_sgl_release(struct shca_sgl *sgl);
 int shca_sgl_check(struct shca_sgl *sgl);
-void shca_sgl_skip(struct shca_sgl *sgl, u32 len);
+int shca_sgl_skip(struct shca_sgl *sgl, u32 len);
 int shca_sgl_copy(struct shca_sgl *dst, struct shca_sgl *src, u32 len);
 struct page *shca_sgl_page(struct shca_sgl *sgl, unsigned int *poff,
 			   u32 *len);

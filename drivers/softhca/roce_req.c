@@ -148,7 +148,8 @@ static int shca_req_data(struct shca_qp *qp, struct shca_msg *msg, u32 i)
 	bool last;
 	int ret;
 
-	shca_sgl_skip(msg->payload, off);
+	if (shca_sgl_skip(msg->payload, off))
+		return -EFAULT;
 	for (; i < wr->npsn; i++, off += pkt.paylen) {
 		pos = shca_pkt_pos(i, wr->npsn);
 		last = pos == SHCA_POS_LAST || pos == SHCA_POS_ONLY;
@@ -229,13 +230,13 @@ static void shca_req_place(struct shca_qp *qp, struct shca_msg *msg)
 		cb = shca_read_cb(skb);
 		off = shca_psn_diff(cb->psn, wr->first) * pmtu;
 		shca_sgl_init_buf(&src, skb->data + cb->data, cb->len);
-		shca_sgl_skip(msg->payload, off - at);
-		at = off + cb->len;
-		if (shca_sgl_copy(msg->payload, &src, cb->len)) {
+		if (shca_sgl_skip(msg->payload, off - at) ||
+		    shca_sgl_copy(msg->payload, &src, cb->len)) {
 			wr->verdict = SHCA_WIRE_ANSWERED;
 			wr->status = IB_WC_LOC_PROT_ERR;
 			__skb_queue_purge(&wr->resps);
 		}
+		at = off + cb->len;
 		consume_skb(skb);
 	}
 }
@@ -243,7 +244,7 @@ static void shca_req_place(struct shca_qp *qp, struct shca_msg *msg)
 /**
  * shca_roce_req_send() - send an RC or UC message, or act on its answer
  * @qp: the requester, whose send queue head @msg is
- * @msg: the message, built afresh from the WQE at each run
+ * @msg: the message, built at each run from the engine's copy of the WQE
  *
  * Context: the engine.
  * Return: SHCA_TX_DONE with @msg->status (UC at once; RC once answered,
