@@ -50,6 +50,7 @@
 #include "dp.h"
 #include "fixture.h"
 #include "frame.h"
+#include "qp.h"
 #include "wire.h"
 
 SHCA_SUITE_FIXTURE(shca_rcw_fx, "softhca_ktrcw");
@@ -1924,6 +1925,183 @@ static void shca_rcw_req_idle(struct kunit *test)
 	shca_rcw_quiet(test, w);
 }
 
+/* --- A WQE in flight whose ring slot is rewritten ---------------- */
+
+/* How the slot of a WQE the engine has taken is rewritten. */
+enum shca_rcw_scribble {
+	SHCA_RCW_INLINE_EMPTY,	/* an inline SEND of no bytes */
+	SHCA_RCW_INLINE_HUGE,	/* an inline SEND past the QP's max_inline */
+	SHCA_RCW_TO_READ,	/* a READ of one byte */
+	SHCA_RCW_TO_SEND,	/* a SEND of 64 KiB from the same memory */
+	SHCA_RCW_GARBAGE,	/* every byte 0xff */
+};
+
+/* What the peer does once the slot is rewritten. */
+enum shca_rcw_after {
+	SHCA_RCW_SEQ_NAK,	/* a SEND: NAKs its MIDDLE's PSN */
+	SHCA_RCW_RNR_NAK,	/* a SEND: RNR NAKs its MIDDLE */
+	SHCA_RCW_FLUSH,		/* a SEND: the QP is moved to ERR */
+	SHCA_RCW_READ_RESP,	/* a READ: its responses, the MIDDLE lost */
+};
+
+struct shca_rcw_ring_case {
+	const char *name;
+	enum shca_rcw_after after;
+	enum shca_rcw_scribble how;
+};
+
+static const struct shca_rcw_ring_case shca_rcw_ring_cases[] = {
+	{ "seq-nak-inline-empty", SHCA_RCW_SEQ_NAK, SHCA_RCW_INLINE_EMPTY },
+	{ "seq-nak-inline-huge", SHCA_RCW_SEQ_NAK, SHCA_RCW_INLINE_HUGE },
+	{ "seq-nak-to-read", SHCA_RCW_SEQ_NAK, SHCA_RCW_TO_READ },
+	{ "seq-nak-to-send", SHCA_RCW_SEQ_NAK, SHCA_RCW_TO_SEND },
+	{ "seq-nak-garbage", SHCA_RCW_SEQ_NAK, SHCA_RCW_GARBAGE },
+	{ "rnr-nak-inline-empty", SHCA_RCW_RNR_NAK, SHCA_RCW_INLINE_EMPTY },
+	{ "rnr-nak-to-read", SHCA_RCW_RNR_NAK, SHCA_RCW_TO_READ },
+	{ "flush-to-read", SHCA_RCW_FLUSH, SHCA_RCW_TO_READ },
+	{ "read-inline-empty", SHCA_RCW_READ_RESP, SHCA_RCW_INLINE_EMPTY },
+	{ "read-inline-huge", SHCA_RCW_READ_RESP, SHCA_RCW_INLINE_HUGE },
+	{ "read-to-send", SHCA_RCW_READ_RESP, SHCA_RCW_TO_SEND },
+	{ "read-garbage", SHCA_RCW_READ_RESP, SHCA_RCW_GARBAGE },
+};
+
+static void shca_rcw_ring_desc(const struct shca_rcw_ring_case *c,
+			       char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_rcw_ring, shca_rcw_ring_cases, shca_rcw_ring_desc);
+
+/*
+ * Rewrites the slot of the WQE posted last, as a process may rewrite its
+ * own ring at any moment: a kernel QP's ring is kernel memory, but the
+ * engine reads both kinds alike.
+ */
+static void shca_rcw_scribble(struct shca_rcw *w, enum shca_rcw_scribble how)
+{
+	struct shca_queue *q = &to_shca_qp(w->dp.qp[0])->sq.queue;
+	struct softhca_send_wqe *wqe = shca_queue_entry(q, q->prod - 1);
+	struct softhca_sge *sge = (struct softhca_sge *)(wqe + 1);
+
+	if (how == SHCA_RCW_GARBAGE) {
+		memset(wqe, 0xff, q->entry_size);
+		return;
+	}
+	wqe->wr_id = 0xbad;
+	wqe->opcode = how == SHCA_RCW_TO_READ ? IB_WR_RDMA_READ : IB_WR_SEND;
+	wqe->flags = SOFTHCA_WQE_SIGNALED;
+	switch (how) {
+	case SHCA_RCW_INLINE_EMPTY:
+	case SHCA_RCW_INLINE_HUGE:
+		wqe->flags |= SOFTHCA_WQE_INLINE;
+		wqe->inline_len = how == SHCA_RCW_INLINE_EMPTY ? 0 : SZ_1M;
+		wqe->num_sge = 0;
+		break;
+	default:
+		wqe->num_sge = 1;
+		sge->length = how == SHCA_RCW_TO_READ ? 1 : SZ_64K;
+		break;
+	}
+}
+
+/* A SEND of three packets, answered as @c says after the rewrite. */
+static void shca_rcw_ring_send(struct kunit *test, struct shca_rcw *w,
+			       const struct shca_rcw_ring_case *c)
+{
+	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, false,
+						 3 * SHCA_RCW_MTU - 5);
+	struct ib_wc wc;
+
+	shca_rcw_post(test, w, &m, 0x70);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	shca_rcw_scribble(w, c->how);
+	if (c->after == SHCA_RCW_FLUSH) {
+		KUNIT_ASSERT_EQ(test, shca_dp_modify(w->dp.qp[0], IB_QPS_ERR), 0);
+		KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x70, &wc),
+				IB_WC_WR_FLUSH_ERR);
+		KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_SEND);
+		shca_rcw_quiet(test, w);
+		return;
+	}
+	shca_rcw_answer(test, w, c->after == SHCA_RCW_SEQ_NAK ?
+			SHCA_RCW_NAK(SHCA_RCW_NAK_SEQ) :
+			SHCA_RCW_RNR(SHCA_RCW_MIN_RNR), shca_rcw_sq(1));
+	/* The MIDDLE and the LAST again, with the bytes first posted. */
+	shca_rcw_expect_msg(test, w, &m, 1);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(2));
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x70, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_SEND);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, m.len);
+	shca_rcw_quiet(test, w);
+}
+
+/*
+ * A READ of three responses, rewritten once its request left: the FIRST
+ * and the LAST come, the lost MIDDLE is asked for again as the READ
+ * first posted would ask, and the responses land in the buffer first
+ * posted, its edges untouched.
+ */
+static void shca_rcw_ring_read(struct kunit *test, struct shca_rcw *w,
+			       const struct shca_rcw_ring_case *c)
+{
+	u8 *local = shca_rcw_buf(test, 702), *remote = shca_rcw_buf(test, 700);
+	struct shca_rcw_msg m = {
+		.transport = SHCA_TRANSPORT_RC,
+		.ops = shca_rcw_read_resp_ops,
+		.psn = shca_rcw_sq(0),
+		.data = remote,
+		.len = 700,
+		.msn = 1,
+	};
+	struct shca_frame f[3];
+	struct ib_wc wc;
+
+	shca_dp_fill(remote, 700, 9);
+	shca_rcw_post_read(test, w, local + 1, 700, 0x71);
+	shca_rcw_expect_read_req(test, w, shca_rcw_sq(0), 0, 700);
+	shca_rcw_scribble(w, c->how);
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, f), 3);
+	shca_frame_inject(test, w->ndev, &f[0], 1);
+	shca_frame_inject(test, w->ndev, &f[2], 1);
+	shca_rcw_expect_read_req(test, w, shca_rcw_sq(1), SHCA_RCW_MTU,
+				 700 - SHCA_RCW_MTU);
+	m.psn = shca_rcw_sq(1);
+	m.data = remote + SHCA_RCW_MTU;
+	m.len = 700 - SHCA_RCW_MTU;
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, f), 2);
+	shca_frame_inject(test, w->ndev, f, 2);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x71, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_RDMA_READ);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 700);
+	KUNIT_EXPECT_EQ(test, memcmp(local + 1, remote, 700), 0);
+	KUNIT_EXPECT_EQ(test, local[0] | local[701], 0);
+	shca_rcw_quiet(test, w);
+}
+
+/*
+ * A WQE the engine has taken is executed as it was when taken, however
+ * its ring slot is rewritten meanwhile: resends after a sequence or RNR
+ * NAK carry the bytes first posted, READ responses land where the READ
+ * first posted said, and the completion (or the flush) has the first
+ * work request's id, opcode and length.  The QP stays in RTS.  On the
+ * debug kernel, a requester that read the slot again would also copy
+ * packets from, or READ responses to, past its copy of an inline WQE,
+ * which KASAN reports.
+ */
+static void shca_rcw_req_ring_rewrite(struct kunit *test)
+{
+	const struct shca_rcw_ring_case *c = test->param_value;
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+
+	if (c->after == SHCA_RCW_READ_RESP)
+		shca_rcw_ring_read(test, w, c);
+	else
+		shca_rcw_ring_send(test, w, c);
+	if (c->after != SHCA_RCW_FLUSH)
+		KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_RTS);
+}
+
 static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE_PARAM(shca_rcw_resp_msg, shca_rcw_msg_gen_params),
 	KUNIT_CASE(shca_rcw_resp_gap),
@@ -1946,6 +2124,7 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE_PARAM(shca_rcw_req_atomic, shca_rcw_atomic_gen_params),
 	KUNIT_CASE(shca_rcw_req_hostile),
 	KUNIT_CASE(shca_rcw_req_idle),
+	KUNIT_CASE_PARAM(shca_rcw_req_ring_rewrite, shca_rcw_ring_gen_params),
 	{}
 };
 
