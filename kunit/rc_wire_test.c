@@ -42,6 +42,7 @@
  */
 
 #include <linux/etherdevice.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <net/ipv6.h>
 #include <rdma/ib_verbs.h>
@@ -127,12 +128,15 @@ struct shca_rcw {
 	u32 qpn;
 	u32 mtu;			/* the path MTU */
 	enum ib_event_type event;	/* the QP's last affiliated event */
+	struct task_struct *storm;	/* a thread injecting frames, if any */
 };
 
 static struct shca_rcw shca_rcw;
 
 static void shca_rcw_exit(struct kunit *test)
 {
+	if (shca_rcw.storm)
+		kthread_stop(shca_rcw.storm);
 	if (shca_rcw.ndev)
 		shca_test_netdev_capture(shca_rcw.ndev, false);
 	if (shca_rcw.mr)
@@ -1924,6 +1928,220 @@ static void shca_rcw_req_idle(struct kunit *test)
 	shca_rcw_quiet(test, w);
 }
 
+/* --- RESET under traffic ------------------------------------------- */
+
+/* QP 0 to @state, and its CQ polled empty (ERR flushes the SQ). */
+static void shca_rcw_to(struct kunit *test, struct shca_rcw *w,
+			enum ib_qp_state state)
+{
+	struct ib_qp_attr attr = { .qp_state = state };
+	struct ib_wc wc[8];
+
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(w->dp.qp[0], &attr, IB_QP_STATE),
+			0);
+	while (ib_poll_cq(w->dp.cq[0], ARRAY_SIZE(wc), wc) > 0)
+		;
+}
+
+/*
+ * A QP in RESET, or reconnected (INIT), takes no packet: requests and
+ * answers alike are dropped on arrival and counted as refused, nothing
+ * is sent; once connected again, it starts afresh at rq_psn.
+ */
+static void shca_rcw_reset_drops(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct ib_device *ibdev = w->dp.fx->ibdev;
+	u8 *src = shca_rcw_buf(test, 64), *dst = shca_rcw_buf(test, 64);
+	struct shca_pkt pkts[] = {
+		{ .opcode = SHCA_OPCODE(RC, SEND_ONLY), .psn = shca_rcw_rq(0),
+		  .ackreq = true, .paylen = 64 },
+		{ .opcode = SHCA_OPCODE(RC, RDMA_READ_RESPONSE_ONLY),
+		  .syndrome = SHCA_RCW_ACK, .psn = shca_rcw_sq(0),
+		  .paylen = 16 },
+		{ .opcode = SHCA_OPCODE(RC, ACKNOWLEDGE),
+		  .syndrome = SHCA_RCW_ACK, .psn = shca_rcw_sq(0) },
+	};
+	struct shca_frame f[ARRAY_SIZE(pkts)];
+	struct shca_rcw_msg m = {
+		.transport = SHCA_TRANSPORT_RC,
+		.ops = shca_rcw_send_ops,
+		.psn = shca_rcw_rq(0),
+		.data = src,
+		.len = 64,
+		.ackreq = true,
+	};
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.port_num = SHCA_PORT,
+		.qp_access_flags = shca_dp_rc.access,
+	};
+	struct ib_wc wc;
+	s64 refused;
+	int i;
+
+	shca_dp_fill(src, 64, 15);
+	for (i = 0; i < ARRAY_SIZE(pkts); i++)
+		shca_rcw_build(test, w, &pkts[i], src, &f[i]);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 6, dst, 64), 0);
+	shca_rcw_to(test, w, IB_QPS_RESET);
+	refused = shca_frame_drops(test, ibdev, SHCA_DROP_REFUSED);
+	shca_frame_inject(test, w->ndev, f, ARRAY_SIZE(f));
+	KUNIT_EXPECT_EQ(test, shca_frame_wait_drops(test, ibdev,
+						    SHCA_DROP_REFUSED,
+						    refused + 3), refused + 3);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(w->dp.qp[0], &attr,
+					   IB_QP_STATE | IB_QP_PKEY_INDEX |
+					   IB_QP_PORT | IB_QP_ACCESS_FLAGS), 0);
+	shca_frame_inject(test, w->ndev, f, ARRAY_SIZE(f));
+	KUNIT_EXPECT_EQ(test, shca_frame_wait_drops(test, ibdev,
+						    SHCA_DROP_REFUSED,
+						    refused + 6), refused + 6);
+	shca_rcw_quiet(test, w);
+
+	shca_rcw_to(test, w, IB_QPS_RESET);
+	shca_rcw_connect(test, w, &shca_dp_rc);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 7, dst, 64), 0);
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, f), 1);
+	shca_frame_inject(test, w->ndev, f, 1);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(0), 1);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 7, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 64), 0);
+}
+
+/* The peer of the race: frames injected in a loop until stopped. */
+struct shca_rcw_storm {
+	struct net_device *ndev;
+	const struct shca_frame *f;
+	unsigned int n;
+	atomic_t rounds;
+};
+
+static int shca_rcw_storm_fn(void *arg)
+{
+	struct shca_rcw_storm *s = arg;
+	struct sk_buff *skb;
+	unsigned int i;
+
+	while (!kthread_should_stop()) {
+		for (i = 0; i < s->n; i++) {
+			skb = netdev_alloc_skb(s->ndev, s->f[i].len);
+			if (!skb)
+				break;
+			skb_put_data(skb, s->f[i].buf, s->f[i].len);
+			skb->protocol = eth_type_trans(skb, s->ndev);
+			local_bh_disable();
+			netif_rx(skb);
+			local_bh_enable();
+		}
+		atomic_inc(&s->rounds);
+		cond_resched();
+	}
+	return 0;
+}
+
+/* The race's rounds: READ in flight, then RESET (or ERR, then RESET). */
+#define SHCA_RCW_RACE_ROUNDS 300
+#define SHCA_RCW_RACE_PKTS 16
+
+/* The frames of the storm: READ responses, SENDs and WRITEs to QP 0. */
+static void shca_rcw_storm_frames(struct kunit *test, struct shca_rcw *w,
+				  u8 *mem, struct shca_frame *f)
+{
+	enum shca_pos pos;
+	struct shca_pkt pkt;
+	u32 i;
+
+	for (i = 0; i < SHCA_RCW_RACE_PKTS; i++) {
+		pos = shca_rcw_pos(i, SHCA_RCW_RACE_PKTS);
+		pkt = (struct shca_pkt){
+			.opcode = SHCA_TRANSPORT_RC |
+				  shca_rcw_read_resp_ops[pos],
+			.syndrome = SHCA_RCW_ACK,
+			.psn = shca_rcw_sq(i),
+			.paylen = SHCA_RCW_MTU,
+		};
+		shca_rcw_build(test, w, &pkt, mem, &f[3 * i]);
+		pkt = (struct shca_pkt){
+			.opcode = SHCA_OPCODE(RC, SEND_ONLY),
+			.psn = shca_rcw_rq(i),
+			.ackreq = true,
+			.paylen = 32,
+		};
+		shca_rcw_build(test, w, &pkt, mem, &f[3 * i + 1]);
+		pkt = (struct shca_pkt){
+			.opcode = SHCA_OPCODE(RC, RDMA_WRITE_ONLY),
+			.psn = shca_rcw_rq(i),
+			.ackreq = true,
+			.va = (uintptr_t)mem + SZ_4K,
+			.rkey = w->dp.pd->unsafe_global_rkey,
+			.dma_len = 32,
+			.paylen = 32,
+		};
+		shca_rcw_build(test, w, &pkt, mem, &f[3 * i + 2]);
+	}
+}
+
+/*
+ * modify_qp to RESET (every other round through ERR) against a stream of
+ * packets for the QP: READ responses to the READ it has in flight, SENDs
+ * and WRITEs, injected on another thread.  The transport's resets run
+ * under engine_lock while the receive path takes no packet for a QP in
+ * RESET; on the debug kernel, KASAN or a list walk would report the
+ * race.  Afterwards the QP, connected again, still works: a SEND
+ * completes and is acknowledged with the first PSN and MSN 1.
+ */
+static void shca_rcw_reset_race(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_frame *f = kunit_kcalloc(test, 3 * SHCA_RCW_RACE_PKTS,
+					     sizeof(*f), GFP_KERNEL);
+	u32 len = SHCA_RCW_RACE_PKTS * SHCA_RCW_MTU;
+	u8 *mem = shca_rcw_buf(test, SZ_8K), *local = shca_rcw_buf(test, len);
+	struct shca_rcw_storm *storm = kunit_kzalloc(test, sizeof(*storm),
+						     GFP_KERNEL);
+	struct task_struct *task;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	KUNIT_ASSERT_NOT_NULL(test, storm);
+	shca_rcw_storm_frames(test, w, mem, f);
+	*storm = (struct shca_rcw_storm){
+		.ndev = w->ndev,
+		.f = f,
+		.n = 3 * SHCA_RCW_RACE_PKTS,
+	};
+	shca_test_netdev_capture(w->ndev, false);
+	/* Stopped by the exit, should an assertion end the test. */
+	task = kthread_run(shca_rcw_storm_fn, storm, "shca_rcw_storm");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	w->storm = task;
+	for (i = 0; i < SHCA_RCW_RACE_ROUNDS; i++) {
+		shca_rcw_post_read(test, w, local, len, i);
+		/* Let the storm meet the READ in flight. */
+		usleep_range(100, 1000);
+		if (i & 1)
+			shca_rcw_to(test, w, IB_QPS_ERR);
+		shca_rcw_to(test, w, IB_QPS_RESET);
+		shca_rcw_connect(test, w, &shca_dp_rc);
+	}
+	w->storm = NULL;
+	kthread_stop(task);
+	kunit_info(test, "%d rounds against %d storms of %u packets\n", i,
+		   atomic_read(&storm->rounds), storm->n);
+	/* What the storm injected last has reached the QP. */
+	msleep(100);
+
+	shca_rcw_to(test, w, IB_QPS_RESET);
+	shca_rcw_connect(test, w, &shca_dp_rc);
+	shca_test_netdev_capture(w->ndev, true);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 0x99, local, 32),
+			0);
+	shca_frame_inject(test, w->ndev, &f[1], 1);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(0), 1);
+	KUNIT_EXPECT_EQ(test, memcmp(local, mem, 32), 0);
+}
+
 static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE_PARAM(shca_rcw_resp_msg, shca_rcw_msg_gen_params),
 	KUNIT_CASE(shca_rcw_resp_gap),
@@ -1946,6 +2164,8 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE_PARAM(shca_rcw_req_atomic, shca_rcw_atomic_gen_params),
 	KUNIT_CASE(shca_rcw_req_hostile),
 	KUNIT_CASE(shca_rcw_req_idle),
+	KUNIT_CASE(shca_rcw_reset_drops),
+	KUNIT_CASE(shca_rcw_reset_race),
 	{}
 };
 
