@@ -53,7 +53,6 @@
 #include "transport.h"
 
 #define SHCA_ENGINE_BATCH 64
-#define SHCA_ENGINE_BUDGET SZ_1M
 
 /* rnr_retry and rnr_left: retry an RNR for ever. */
 #define SHCA_RNR_RETRY_FOREVER 7

@@ -276,13 +276,17 @@ static void shca_roce_rx_one(struct shca_qp *qp, struct sk_buff *skb)
  * @qp: the QP
  *
  * Context: the QP's engine (under engine_lock); process context.
- * Return: true when packets remain.
+ * Return: true when packets remain, or responses to a READ.
  */
 bool shca_roce_rx_run(struct shca_qp *qp)
 {
+	u32 budget = SHCA_ENGINE_BUDGET;
 	struct sk_buff *skb;
 	unsigned int n;
 
+	/* A READ answered in part goes on; the packets after it wait. */
+	if (!shca_roce_resp_read(qp, &budget))
+		return true;
 	/* Most runs are a loopback QP's: no lock for an empty queue. */
 	if (skb_queue_empty_lockless(&qp->rx_pkts))
 		return false;
@@ -291,6 +295,8 @@ bool shca_roce_rx_run(struct shca_qp *qp)
 		if (!skb)
 			break;
 		shca_roce_rx_one(qp, skb);
+		if (!shca_roce_resp_read(qp, &budget))
+			return true;
 	}
 	/* One acknowledgment for what the run executed. */
 	shca_roce_resp_ack(qp);
