@@ -18,6 +18,10 @@
  * original value rather than executing it twice; answers RNR without a
  * receive WQE; and NAKs what it refuses, leaving the QP in the error
  * state.  On UC a gap abandons the message and the next one completes.
+ * A duplicate READ is answered only as the responder remembers it (the
+ * last max_dest_rd_atomic READs and atomics), for the rest of it; a READ
+ * of megabytes is answered across runs of the engine, so that modify_qp
+ * does not wait for all of it, and the requests after it wait for it.
  *
  * As a requester, the QP segments a SEND or WRITE with PSNs from sq_psn,
  * asks for an acknowledgment on the last packet only, completes when it
@@ -42,6 +46,7 @@
  */
 
 #include <linux/etherdevice.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <net/ipv6.h>
 #include <rdma/ib_verbs.h>
@@ -128,12 +133,15 @@ struct shca_rcw {
 	u32 qpn;
 	u32 mtu;			/* the path MTU */
 	enum ib_event_type event;	/* the QP's last affiliated event */
+	struct task_struct *storm;	/* a thread injecting frames, if any */
 };
 
 static struct shca_rcw shca_rcw;
 
 static void shca_rcw_exit(struct kunit *test)
 {
+	if (shca_rcw.storm)
+		kthread_stop(shca_rcw.storm);
 	if (shca_rcw.ndev)
 		shca_test_netdev_capture(shca_rcw.ndev, false);
 	if (shca_rcw.mr)
@@ -2100,6 +2108,506 @@ static void shca_rcw_req_ring_rewrite(struct kunit *test)
 		shca_rcw_ring_send(test, w, c);
 	if (c->after != SHCA_RCW_FLUSH)
 		KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_RTS);
+/* --- RESET under traffic ------------------------------------------- */
+
+/* QP 0 to @state, and its CQ polled empty (ERR flushes the SQ). */
+static void shca_rcw_to(struct kunit *test, struct shca_rcw *w,
+			enum ib_qp_state state)
+{
+	struct ib_qp_attr attr = { .qp_state = state };
+	struct ib_wc wc[8];
+
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(w->dp.qp[0], &attr, IB_QP_STATE),
+			0);
+	while (ib_poll_cq(w->dp.cq[0], ARRAY_SIZE(wc), wc) > 0)
+		;
+}
+
+/*
+ * A QP in RESET, or reconnected (INIT), takes no packet: requests and
+ * answers alike are dropped on arrival and counted as refused, nothing
+ * is sent; once connected again, it starts afresh at rq_psn.
+ */
+static void shca_rcw_reset_drops(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct ib_device *ibdev = w->dp.fx->ibdev;
+	u8 *src = shca_rcw_buf(test, 64), *dst = shca_rcw_buf(test, 64);
+	struct shca_pkt pkts[] = {
+		{ .opcode = SHCA_OPCODE(RC, SEND_ONLY), .psn = shca_rcw_rq(0),
+		  .ackreq = true, .paylen = 64 },
+		{ .opcode = SHCA_OPCODE(RC, RDMA_READ_RESPONSE_ONLY),
+		  .syndrome = SHCA_RCW_ACK, .psn = shca_rcw_sq(0),
+		  .paylen = 16 },
+		{ .opcode = SHCA_OPCODE(RC, ACKNOWLEDGE),
+		  .syndrome = SHCA_RCW_ACK, .psn = shca_rcw_sq(0) },
+	};
+	struct shca_frame f[ARRAY_SIZE(pkts)];
+	struct shca_rcw_msg m = {
+		.transport = SHCA_TRANSPORT_RC,
+		.ops = shca_rcw_send_ops,
+		.psn = shca_rcw_rq(0),
+		.data = src,
+		.len = 64,
+		.ackreq = true,
+	};
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.port_num = SHCA_PORT,
+		.qp_access_flags = shca_dp_rc.access,
+	};
+	struct ib_wc wc;
+	s64 refused;
+	int i;
+
+	shca_dp_fill(src, 64, 15);
+	for (i = 0; i < ARRAY_SIZE(pkts); i++)
+		shca_rcw_build(test, w, &pkts[i], src, &f[i]);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 6, dst, 64), 0);
+	shca_rcw_to(test, w, IB_QPS_RESET);
+	refused = shca_frame_drops(test, ibdev, SHCA_DROP_REFUSED);
+	shca_frame_inject(test, w->ndev, f, ARRAY_SIZE(f));
+	KUNIT_EXPECT_EQ(test, shca_frame_wait_drops(test, ibdev,
+						    SHCA_DROP_REFUSED,
+						    refused + 3), refused + 3);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(w->dp.qp[0], &attr,
+					   IB_QP_STATE | IB_QP_PKEY_INDEX |
+					   IB_QP_PORT | IB_QP_ACCESS_FLAGS), 0);
+	shca_frame_inject(test, w->ndev, f, ARRAY_SIZE(f));
+	KUNIT_EXPECT_EQ(test, shca_frame_wait_drops(test, ibdev,
+						    SHCA_DROP_REFUSED,
+						    refused + 6), refused + 6);
+	shca_rcw_quiet(test, w);
+
+	shca_rcw_to(test, w, IB_QPS_RESET);
+	shca_rcw_connect(test, w, &shca_dp_rc);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 7, dst, 64), 0);
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, f), 1);
+	shca_frame_inject(test, w->ndev, f, 1);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(0), 1);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 7, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 64), 0);
+}
+
+/* The peer of the race: frames injected in a loop until stopped. */
+struct shca_rcw_storm {
+	struct net_device *ndev;
+	const struct shca_frame *f;
+	unsigned int n;
+	atomic_t rounds;
+};
+
+static int shca_rcw_storm_fn(void *arg)
+{
+	struct shca_rcw_storm *s = arg;
+	struct sk_buff *skb;
+	unsigned int i;
+
+	while (!kthread_should_stop()) {
+		for (i = 0; i < s->n; i++) {
+			skb = netdev_alloc_skb(s->ndev, s->f[i].len);
+			if (!skb)
+				break;
+			skb_put_data(skb, s->f[i].buf, s->f[i].len);
+			skb->protocol = eth_type_trans(skb, s->ndev);
+			local_bh_disable();
+			netif_rx(skb);
+			local_bh_enable();
+		}
+		atomic_inc(&s->rounds);
+		cond_resched();
+	}
+	return 0;
+}
+
+/* The race's rounds: READ in flight, then RESET (or ERR, then RESET). */
+#define SHCA_RCW_RACE_ROUNDS 300
+#define SHCA_RCW_RACE_PKTS 16
+
+/* The frames of the storm: READ responses, SENDs and WRITEs to QP 0. */
+static void shca_rcw_storm_frames(struct kunit *test, struct shca_rcw *w,
+				  u8 *mem, struct shca_frame *f)
+{
+	enum shca_pos pos;
+	struct shca_pkt pkt;
+	u32 i;
+
+	for (i = 0; i < SHCA_RCW_RACE_PKTS; i++) {
+		pos = shca_rcw_pos(i, SHCA_RCW_RACE_PKTS);
+		pkt = (struct shca_pkt){
+			.opcode = SHCA_TRANSPORT_RC |
+				  shca_rcw_read_resp_ops[pos],
+			.syndrome = SHCA_RCW_ACK,
+			.psn = shca_rcw_sq(i),
+			.paylen = SHCA_RCW_MTU,
+		};
+		shca_rcw_build(test, w, &pkt, mem, &f[3 * i]);
+		pkt = (struct shca_pkt){
+			.opcode = SHCA_OPCODE(RC, SEND_ONLY),
+			.psn = shca_rcw_rq(i),
+			.ackreq = true,
+			.paylen = 32,
+		};
+		shca_rcw_build(test, w, &pkt, mem, &f[3 * i + 1]);
+		pkt = (struct shca_pkt){
+			.opcode = SHCA_OPCODE(RC, RDMA_WRITE_ONLY),
+			.psn = shca_rcw_rq(i),
+			.ackreq = true,
+			.va = (uintptr_t)mem + SZ_4K,
+			.rkey = w->dp.pd->unsafe_global_rkey,
+			.dma_len = 32,
+			.paylen = 32,
+		};
+		shca_rcw_build(test, w, &pkt, mem, &f[3 * i + 2]);
+	}
+}
+
+/*
+ * modify_qp to RESET (every other round through ERR) against a stream of
+ * packets for the QP: READ responses to the READ it has in flight, SENDs
+ * and WRITEs, injected on another thread.  The transport's resets run
+ * under engine_lock while the receive path takes no packet for a QP in
+ * RESET; on the debug kernel, KASAN or a list walk would report the
+ * race.  Afterwards the QP, connected again, still works: a SEND
+ * completes and is acknowledged with the first PSN and MSN 1.
+ */
+static void shca_rcw_reset_race(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_frame *f = kunit_kcalloc(test, 3 * SHCA_RCW_RACE_PKTS,
+					     sizeof(*f), GFP_KERNEL);
+	u32 len = SHCA_RCW_RACE_PKTS * SHCA_RCW_MTU;
+	u8 *mem = shca_rcw_buf(test, SZ_8K), *local = shca_rcw_buf(test, len);
+	struct shca_rcw_storm *storm = kunit_kzalloc(test, sizeof(*storm),
+						     GFP_KERNEL);
+	struct task_struct *task;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	KUNIT_ASSERT_NOT_NULL(test, storm);
+	shca_rcw_storm_frames(test, w, mem, f);
+	*storm = (struct shca_rcw_storm){
+		.ndev = w->ndev,
+		.f = f,
+		.n = 3 * SHCA_RCW_RACE_PKTS,
+	};
+	shca_test_netdev_capture(w->ndev, false);
+	/* Stopped by the exit, should an assertion end the test. */
+	task = kthread_run(shca_rcw_storm_fn, storm, "shca_rcw_storm");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	w->storm = task;
+	for (i = 0; i < SHCA_RCW_RACE_ROUNDS; i++) {
+		shca_rcw_post_read(test, w, local, len, i);
+		/* Let the storm meet the READ in flight. */
+		usleep_range(100, 1000);
+		if (i & 1)
+			shca_rcw_to(test, w, IB_QPS_ERR);
+		shca_rcw_to(test, w, IB_QPS_RESET);
+		shca_rcw_connect(test, w, &shca_dp_rc);
+	}
+	w->storm = NULL;
+	kthread_stop(task);
+	kunit_info(test, "%d rounds against %d storms of %u packets\n", i,
+		   atomic_read(&storm->rounds), storm->n);
+	/* What the storm injected last has reached the QP. */
+	msleep(100);
+
+	shca_rcw_to(test, w, IB_QPS_RESET);
+	shca_rcw_connect(test, w, &shca_dp_rc);
+	shca_test_netdev_capture(w->ndev, true);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 0x99, local, 32),
+			0);
+	shca_frame_inject(test, w->ndev, &f[1], 1);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(0), 1);
+	KUNIT_EXPECT_EQ(test, memcmp(local, mem, 32), 0);
+}
+
+/* --- Duplicate READs and long READs -------------------------------- */
+
+/* The device's counter @i (enum shca_counter), as `rdma statistic` reads it. */
+static s64 shca_rcw_counter(struct kunit *test, struct shca_rcw *w,
+			    unsigned int i)
+{
+	struct ib_device *ibdev = w->dp.fx->ibdev;
+	struct rdma_hw_stats *stats;
+	s64 n;
+
+	stats = shca_alloc_hw_port_stats(ibdev, SHCA_PORT);
+	KUNIT_ASSERT_NOT_NULL(test, stats);
+	shca_get_hw_stats(ibdev, stats, SHCA_PORT, 0);
+	n = stats->value[i];
+	rdma_free_hw_stats_struct(stats);
+	return n;
+}
+
+/* A READ request for @len bytes at @va with @rkey, for PSN @psn. */
+static void shca_rcw_read_key(struct kunit *test, struct shca_rcw *w,
+			      u32 psn, u64 va, u32 len, u32 rkey,
+			      struct shca_frame *f)
+{
+	struct shca_pkt pkt = {
+		.opcode = SHCA_OPCODE(RC, RDMA_READ_REQUEST),
+		.psn = psn,
+		.va = va,
+		.rkey = rkey,
+		.dma_len = len,
+	};
+
+	shca_rcw_build(test, w, &pkt, NULL, f);
+}
+
+/*
+ * Duplicate READs are answered only as the responder remembers them:
+ * one restarting at the MIDDLE's PSN gets the MIDDLE and the LAST, with
+ * the memory's bytes; one for the same PSN but other bytes (the whole
+ * buffer, or past the READ's end), or for a PSN no READ had, or for a
+ * READ more than max_dest_rd_atomic READs old, gets nothing, and each is
+ * counted as rx_drop_dup_read.  The last of 16 newer READs is still
+ * answered.
+ */
+static void shca_rcw_resp_read_dup(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	u8 *mem = shca_rcw_buf(test, 704);
+	u32 rkey = w->dp.pd->unsafe_global_rkey;
+	u64 va = (uintptr_t)mem + 3, mid = va + SHCA_RCW_MTU;
+	struct shca_rcw_msg m = {
+		.transport = SHCA_TRANSPORT_RC,
+		.ops = shca_rcw_read_resp_ops,
+		.psn = shca_rcw_rq(0),
+		.data = mem + 3,
+		.len = 700,
+		.msn = 1,
+	};
+	struct shca_frame f[SHCA_RCW_ATOMIC_RES + 1];
+	s64 dups;
+	u32 i;
+
+	shca_dp_fill(mem, 704, 13);
+	dups = shca_frame_drops(test, w->dp.fx->ibdev, SHCA_DROP_DUP_READ);
+	shca_rcw_read_req(test, w, shca_rcw_rq(0), mem + 3, 700);
+	shca_rcw_expect_msg(test, w, &m, 0);
+
+	/* Forgotten or other bytes: nothing, then the ping's ACK. */
+	shca_rcw_read_key(test, w, shca_rcw_rq(1), va, 700, rkey, &f[0]);
+	shca_rcw_read_key(test, w, shca_rcw_rq(1), mid, 700 - SHCA_RCW_MTU + 4,
+			  rkey, &f[1]);
+	shca_rcw_read_key(test, w, shca_rcw_rq(-3), va, 8, rkey, &f[2]);
+	shca_rcw_read_key(test, w, shca_rcw_rq(1), mid, 700 - SHCA_RCW_MTU,
+			  rkey, &f[3]);
+	shca_frame_inject(test, w->ndev, f, 3);
+	shca_rcw_sync(test, w, shca_rcw_rq(3), 1);
+	KUNIT_EXPECT_EQ(test, shca_frame_drops(test, w->dp.fx->ibdev,
+					       SHCA_DROP_DUP_READ), dups + 3);
+
+	/* The rest of it, from the MIDDLE: FIRST and LAST of 444 bytes. */
+	shca_frame_inject(test, w->ndev, &f[3], 1);
+	m.psn = shca_rcw_rq(1);
+	m.data = mem + 3 + SHCA_RCW_MTU;
+	m.len = 700 - SHCA_RCW_MTU;
+	shca_rcw_expect_msg(test, w, &m, 0);
+
+	/* 16 READs of 8 bytes: the first READ is forgotten, not the last. */
+	for (i = 0; i < SHCA_RCW_ATOMIC_RES; i++)
+		shca_rcw_read_key(test, w, shca_rcw_rq(3 + i), va + i, 8, rkey,
+				  &f[i]);
+	shca_frame_inject(test, w->ndev, f, SHCA_RCW_ATOMIC_RES);
+	m = (struct shca_rcw_msg){
+		.transport = SHCA_TRANSPORT_RC,
+		.ops = shca_rcw_read_resp_ops,
+		.len = 8,
+	};
+	for (i = 0; i < SHCA_RCW_ATOMIC_RES; i++) {
+		m.psn = shca_rcw_rq(3 + i);
+		m.data = mem + 3 + i;
+		m.msn = 2 + i;
+		shca_rcw_expect_msg(test, w, &m, 0);
+	}
+	shca_rcw_read_key(test, w, shca_rcw_rq(1), mid, 700 - SHCA_RCW_MTU,
+			  rkey, &f[0]);
+	shca_rcw_read_key(test, w, shca_rcw_rq(2 + SHCA_RCW_ATOMIC_RES),
+			  va + SHCA_RCW_ATOMIC_RES - 1, 8, rkey, &f[1]);
+	shca_frame_inject(test, w->ndev, f, 2);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	shca_rcw_sync(test, w, shca_rcw_rq(3 + SHCA_RCW_ATOMIC_RES),
+		      1 + SHCA_RCW_ATOMIC_RES);
+	KUNIT_EXPECT_EQ(test, shca_frame_drops(test, w->dp.fx->ibdev,
+					       SHCA_DROP_DUP_READ), dups + 4);
+}
+
+/* The big READs' chunk: 2 MiB, mapped again and again by one MR. */
+#define SHCA_RCW_CHUNK SZ_2M
+
+/*
+ * An MR of @n * 2 MiB for remote READs, every 2 MiB of it the same
+ * chunk of memory: a READ of up to 1 GiB with 2 MiB of RAM.
+ */
+static struct ib_mr *shca_rcw_big_mr(struct kunit *test, struct shca_rcw *w,
+				     u8 *chunk, u32 n)
+{
+	struct scatterlist *sg = kunit_kcalloc(test, n, sizeof(*sg),
+					       GFP_KERNEL);
+	struct ib_device *ibdev = w->dp.fx->ibdev;
+	struct ib_reg_wr wr = {
+		.wr = {
+			.wr_id = 0xb16,
+			.opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.access = IB_ACCESS_REMOTE_READ | IB_ACCESS_LOCAL_WRITE,
+	};
+	struct ib_mr *mr;
+	struct ib_wc wc;
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, sg);
+	KUNIT_ASSERT_TRUE(test, IS_ALIGNED((uintptr_t)chunk, SHCA_RCW_CHUNK));
+	sg_init_table(sg, n);
+	for (i = 0; i < n; i++)
+		sg_set_buf(&sg[i], chunk, SHCA_RCW_CHUNK);
+	mr = ib_alloc_mr(w->dp.pd, IB_MR_TYPE_MEM_REG, n);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, mr);
+	w->mr = mr;
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(ibdev, sg, n, DMA_TO_DEVICE), n);
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, sg, n, NULL, SHCA_RCW_CHUNK),
+			n);
+	KUNIT_ASSERT_EQ(test, mr->length, (u64)n * SHCA_RCW_CHUNK);
+	wr.mr = mr;
+	wr.key = mr->rkey;
+	KUNIT_ASSERT_EQ(test, shca_dp_post_send(&w->dp, 0, &wr.wr), 0);
+	KUNIT_ASSERT_TRUE(test, shca_dp_poll(&w->dp, 0, &wc));
+	KUNIT_ASSERT_EQ(test, wc.status, IB_WC_SUCCESS);
+	return mr;
+}
+
+/* A 2 MiB chunk of the page allocator's, naturally aligned. */
+static u8 *shca_rcw_chunk(struct kunit *test)
+{
+	u8 *chunk = kunit_kmalloc(test, SHCA_RCW_CHUNK, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, chunk);
+	shca_dp_fill(chunk, SHCA_RCW_CHUNK, 14);
+	return chunk;
+}
+
+/* The READ responses the device sent since @tx0, once @n of them were. */
+static s64 shca_rcw_wait_tx(struct kunit *test, struct shca_rcw *w, s64 tx0,
+			    s64 n)
+{
+	unsigned long end = jiffies + 10 * HZ;
+	s64 tx;
+
+	for (;;) {
+		tx = shca_rcw_counter(test, w, SHCA_CNT_TX_PACKETS) - tx0;
+		if (tx >= n || !time_before(jiffies, end))
+			return tx;
+		usleep_range(100, 1000);
+	}
+}
+
+/*
+ * A READ of 3 MiB, answered over several runs of the engine, and a SEND
+ * after it, injected together: the SEND completes once every READ
+ * response has left, not before, and the FIRST carries the memory.
+ */
+static void shca_rcw_resp_read_order(struct kunit *test)
+{
+	struct shca_dp_opts o = shca_dp_rc;
+	u32 len = 3 * SZ_1M, n = len / SHCA_RCW_ZC_MTU;
+	u8 *chunk = shca_rcw_chunk(test), *dst;
+	struct shca_pkt send = {
+		.opcode = SHCA_OPCODE(RC, SEND_ONLY),
+		.psn = shca_rcw_rq(n),
+		.paylen = 16,
+	};
+	struct shca_rcw_msg m = {
+		.transport = SHCA_TRANSPORT_RC,
+		.ops = shca_rcw_read_resp_ops,
+		.psn = shca_rcw_rq(0),
+		.data = chunk,
+		.len = len,
+		.msn = 1,
+	};
+	struct shca_frame f[2], resp;
+	struct shca_rcw *w;
+	struct ib_mr *mr;
+	struct ib_wc wc;
+	s64 tx0;
+
+	o.timeout = SHCA_RCW_SLOW;
+	w = shca_rcw_setup_mtu(test, &o, SHCA_RCW_ZC_MTU);
+	mr = shca_rcw_big_mr(test, w, chunk, 2);
+	dst = shca_rcw_buf(test, 16);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 5, dst, 16), 0);
+	shca_rcw_read_key(test, w, shca_rcw_rq(0), mr->iova, len, mr->rkey,
+			  &f[0]);
+	shca_rcw_build(test, w, &send, chunk, &f[1]);
+	tx0 = shca_rcw_counter(test, w, SHCA_CNT_TX_PACKETS);
+	shca_frame_inject(test, w->ndev, f, 2);
+	KUNIT_ASSERT_EQ(test, shca_rcw_wc(test, w, 5, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_GE(test, shca_rcw_counter(test, w, SHCA_CNT_TX_PACKETS) -
+			tx0, n);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, chunk, 16), 0);
+	shca_rcw_expect_pkt(test, w, &m, 0, &resp);
+}
+
+/*
+ * A READ of 64 MiB, 65536 responses at a 1 KiB path MTU: modify_qp to
+ * ERR while it is being answered returns after a run of the engine, not
+ * after the whole READ (measured in responses sent, and in time, well
+ * within the command queue's timeout); no response leaves after it, and
+ * the command queue takes the next verbs (another QP, created and
+ * modified).
+ */
+static void shca_rcw_resp_read_err(struct kunit *test)
+{
+	struct shca_dp_opts o = shca_dp_rc;
+	u32 chunks = 32, n = chunks * (SHCA_RCW_CHUNK / SHCA_RCW_ZC_MTU);
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_qp_attr init = {
+		.qp_state = IB_QPS_INIT,
+		.port_num = SHCA_PORT,
+		.qp_access_flags = shca_dp_rc.access,
+	};
+	u8 *chunk = shca_rcw_chunk(test);
+	struct shca_rcw *w;
+	struct shca_frame f;
+	s64 tx0, tx, later;
+	struct ib_mr *mr;
+	ktime_t t;
+
+	o.timeout = SHCA_RCW_SLOW;
+	w = shca_rcw_setup_mtu(test, &o, SHCA_RCW_ZC_MTU);
+	mr = shca_rcw_big_mr(test, w, chunk, chunks);
+	shca_rcw_read_key(test, w, shca_rcw_rq(0), mr->iova, mr->length,
+			  mr->rkey, &f);
+	tx0 = shca_rcw_counter(test, w, SHCA_CNT_TX_PACKETS);
+	shca_frame_inject(test, w->ndev, &f, 1);
+	KUNIT_ASSERT_GT(test, shca_rcw_wait_tx(test, w, tx0, 1), 0);
+
+	t = ktime_get();
+	KUNIT_EXPECT_EQ(test, ib_modify_qp(w->dp.qp[0], &attr, IB_QP_STATE),
+			0);
+	t = ktime_sub(ktime_get(), t);
+	tx = shca_rcw_counter(test, w, SHCA_CNT_TX_PACKETS) - tx0;
+	kunit_info(test, "modify_qp to ERR took %lld ms, %lld of %u sent\n",
+		   ktime_to_ms(t), tx, n);
+	KUNIT_EXPECT_LT(test, tx, (s64)n / 4);
+	KUNIT_EXPECT_LT(test, ktime_to_ms(t), 10 * MSEC_PER_SEC);
+
+	msleep(200);
+	later = shca_rcw_counter(test, w, SHCA_CNT_TX_PACKETS) - tx0;
+	KUNIT_EXPECT_LE(test, later, tx + (s64)(SZ_1M / SHCA_RCW_ZC_MTU));
+	msleep(200);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w, SHCA_CNT_TX_PACKETS) -
+			tx0, later);
+	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_ERR);
+
+	shca_rcw_create(test, w, 1, IB_QPT_RC);
+	KUNIT_EXPECT_EQ(test, ib_modify_qp(w->dp.qp[1], &init,
+					   IB_QP_STATE | IB_QP_PKEY_INDEX |
+					   IB_QP_PORT | IB_QP_ACCESS_FLAGS), 0);
+	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[1]), IB_QPS_INIT);
 }
 
 static struct kunit_case shca_rcw_cases[] = {
@@ -2125,6 +2633,11 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_req_hostile),
 	KUNIT_CASE(shca_rcw_req_idle),
 	KUNIT_CASE_PARAM(shca_rcw_req_ring_rewrite, shca_rcw_ring_gen_params),
+	KUNIT_CASE(shca_rcw_reset_drops),
+	KUNIT_CASE(shca_rcw_reset_race),
+	KUNIT_CASE(shca_rcw_resp_read_dup),
+	KUNIT_CASE(shca_rcw_resp_read_order),
+	KUNIT_CASE(shca_rcw_resp_read_err),
 	{}
 };
 

@@ -53,7 +53,6 @@
 #include "transport.h"
 
 #define SHCA_ENGINE_BATCH 64
-#define SHCA_ENGINE_BUDGET SZ_1M
 
 /* rnr_retry and rnr_left: retry an RNR for ever. */
 #define SHCA_RNR_RETRY_FOREVER 7
@@ -633,12 +632,22 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 	 * run of rx_work in RESET queues nothing else.
 	 */
 	cancel_work_sync(&qp->rx_work);
-	/* What arrives for a QP in RESET is dropped, as hardware drops it. */
+	/*
+	 * A QP in RESET takes no more packets: shca_roce_recv() reads the
+	 * state under the packet queue's lock, which the purge takes after
+	 * RESET was set, so a packet is queued before the purge (and
+	 * purged) or not at all.  But a receive that queued one just before
+	 * may kick rx_work after the cancel, and a modify_qp to RESET leaves
+	 * the QP published: that run takes engine_lock, and so do the resets
+	 * (it finds nothing to execute, or runs before them).
+	 */
+	mutex_lock(&qp->engine_lock);
 	skb_queue_purge(&qp->rx_pkts);
 	qp->req.waiting = false;
 	qp->req.started = false;
 	shca_roce_req_reset(qp);
 	shca_roce_resp_reset(qp, 0);
+	mutex_unlock(&qp->engine_lock);
 }
 
 /* The driver attributes of an RC or UC QP: its transport's state. */

@@ -8,7 +8,14 @@
 #ifndef SHCA_ENGINE_H
 #define SHCA_ENGINE_H
 
+#include <linux/sizes.h>
 #include <linux/workqueue.h>
+
+/*
+ * The bytes a run of the engine moves before it requeues itself: WQEs of
+ * the send queue, or READ responses.
+ */
+#define SHCA_ENGINE_BUDGET SZ_1M
 
 struct ib_qp;
 struct sk_buff;

@@ -96,15 +96,53 @@ struct shca_wire_req {
 	struct sk_buff_head resps;
 };
 
-/*
- * An atomic a responder executed, kept to answer a retry of it with its
- * result (responder resources): an RC QP keeps its last
- * max_dest_rd_atomic, in a table of SHCA_MAX_RD_ATOMIC.
+/* What a responder resource holds. */
+enum shca_wire_res_kind {
+	SHCA_WIRE_RES_NONE,
+	SHCA_WIRE_RES_READ,
+	SHCA_WIRE_RES_ATOMIC,
+};
+
+/**
+ * struct shca_wire_res - a READ or atomic a responder executed
+ * @kind: enum shca_wire_res_kind
+ * @psn: its first PSN
+ * @npsn: PSNs it took (a READ: one per response packet)
+ * @read: a READ's range: address, length and rkey (in lkey)
+ * @orig: an atomic's result
+ *
+ * Kept to answer a duplicate (responder resources, IBA 9.7.5.1.2): a
+ * READ again from the memory, from any of its PSNs to its end; an atomic
+ * with the result it had, never executed twice.  An RC QP keeps its last
+ * max_dest_rd_atomic, in a table of SHCA_MAX_RD_ATOMIC; a duplicate of
+ * anything else is dropped.
  */
-struct shca_wire_atomic {
+struct shca_wire_res {
+	u8 kind;
 	u32 psn;
-	bool valid;
+	u32 npsn;
+	struct softhca_sge read;
 	u64 orig;
+};
+
+/**
+ * struct shca_wire_read - the READ a responder is answering
+ * @active: responses remain to be sent
+ * @psn: the PSN of the answer's first response
+ * @n: its response packets
+ * @sent: those sent
+ * @range: what it reads: address, length and rkey (in lkey)
+ *
+ * A READ of up to 2 GiB is answered across runs of the engine, a budget
+ * of bytes at a time; the requests after it wait in the QP's packet
+ * queue, to be executed in order once it is answered.
+ */
+struct shca_wire_read {
+	bool active;
+	u32 psn;
+	u32 n;
+	u32 sent;
+	struct softhca_sge range;
 };
 
 /* The message a responder is in the middle of. */
@@ -124,9 +162,11 @@ enum shca_wire_msg {
  * @have_rwqe: @rwqe was taken from the receive queue and not completed
  * @off: bytes of the current message placed
  * @write: the current WRITE's target: addr, length and rkey (in lkey)
- * @atomics: RC: the last atomics executed, for replay (kept across resets)
- * @atomic_next: the atomics executed: the next one's slot, modulo the QP's
- *	max_dest_rd_atomic
+ * @read: the READ being answered
+ * @res: RC: the responder resources, SHCA_MAX_RD_ATOMIC of them (the
+ *	table is kept across resets, its contents are not)
+ * @res_next: READs and atomics executed: the next one's slot, modulo the
+ *	QP's max_dest_rd_atomic
  * @rwqe: the receive WQE the current message fills
  *
  * Owned by the QP's engine, under engine_lock.
@@ -140,8 +180,9 @@ struct shca_wire_resp {
 	bool have_rwqe;
 	u32 off;
 	struct softhca_sge write;
-	struct shca_wire_atomic *atomics;
-	u32 atomic_next;
+	struct shca_wire_read read;
+	struct shca_wire_res *res;
+	u32 res_next;
 	struct shca_rwqe rwqe;
 };
 
@@ -162,6 +203,7 @@ void shca_roce_req_reset(struct shca_qp *qp);
 /* The RC and UC responder (roce_resp.c). */
 bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 		       const void *data);
+bool shca_roce_resp_read(struct shca_qp *qp, u32 *budget);
 void shca_roce_resp_ack(struct shca_qp *qp);
 void shca_roce_resp_reset(struct shca_qp *qp, u32 epsn);
 int shca_roce_resp_init(struct shca_qp *qp);

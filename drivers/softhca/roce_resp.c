@@ -13,9 +13,13 @@
  *  - a packet before ePSN is a duplicate: a SEND or WRITE is not done
  *    again but acknowledged again, AckReq or not (the requester resends
  *    for want of an ACK, and the packet that asked may be lost again); a
- *    READ is answered again from the memory (READ has no side effect);
- *    an atomic is answered with the result it had (responder
- *    resources), never executed twice;
+ *    READ or atomic is answered again only if the responder remembers it
+ *    (its responder resources): a READ from the memory again, from the
+ *    duplicate's PSN to its end; an atomic with the result it had, never
+ *    executed twice;
+ *  - a READ is answered across runs of the engine, a budget of bytes per
+ *    run, so that no run (and no control verb waiting for engine_lock)
+ *    waits for 2 GiB of responses; the packets after it wait their turn;
  *  - a message with no receive WQE for it is RNR NAKed, with ePSN kept;
  *  - a refused request (opcode sequence, length, key, access) is NAKed
  *    and the QP goes to the error state, as resp.c has it;
@@ -44,8 +48,8 @@ enum shca_rr {
 };
 
 /*
- * READ response packets between two reschedule points: a READ of up to
- * 2 GiB is answered in one run of the engine, in process context.
+ * READ response packets between two reschedule points: a run of the
+ * engine sends a budget of bytes, thousands of packets at a small MTU.
  */
 #define SHCA_RR_READ_RESCHED 64
 
@@ -339,51 +343,201 @@ static enum shca_rr shca_rr_write(struct shca_qp *qp,
 	return shca_rr_done(qp, pkt, 1, true);
 }
 
+/* The responder resources kept: the QP's max_dest_rd_atomic, at least one. */
+static unsigned int shca_rr_res_count(struct shca_qp *qp)
+{
+	return clamp_t(unsigned int, READ_ONCE(qp->attr.max_dest_rd_atomic),
+		       1, SHCA_MAX_RD_ATOMIC);
+}
+
+/* A READ or atomic executed: it takes the oldest resource's place. */
+static struct shca_wire_res *shca_rr_res_take(struct shca_qp *qp, u8 kind,
+					      u32 psn, u32 npsn)
+{
+	struct shca_wire_resp *rs = &qp->resp;
+	struct shca_wire_res *res;
+
+	res = &rs->res[rs->res_next++ % shca_rr_res_count(qp)];
+	*res = (struct shca_wire_res){
+		.kind = kind,
+		.psn = psn,
+		.npsn = npsn,
+	};
+	return res;
+}
+
+/* The remembered READ or atomic one of whose PSNs @psn is, if any. */
+static struct shca_wire_res *shca_rr_res_find(struct shca_qp *qp, u8 kind,
+					      u32 psn)
+{
+	struct shca_wire_res *res;
+	unsigned int i;
+	s32 d;
+
+	for (i = 0; i < shca_rr_res_count(qp); i++) {
+		res = &qp->resp.res[i];
+		d = shca_psn_diff(psn, res->psn);
+		if (res->kind == kind && d >= 0 && (u32)d < res->npsn)
+			return res;
+	}
+	return NULL;
+}
+
 /*
- * Answers a READ request from the target memory, from the request's PSN
- * on; @dup: a retried one, already counted.
+ * Starts answering a READ, @n responses of @range from PSN @psn, after
+ * the acknowledgment owed: the responses acknowledge the PSNs before.
+ */
+static void shca_rr_read_start(struct shca_qp *qp, u32 psn, u32 n,
+			       const struct softhca_sge *range)
+{
+	shca_roce_resp_ack(qp);
+	qp->resp.read = (struct shca_wire_read){
+		.active = true,
+		.psn = psn,
+		.n = n,
+		.range = *range,
+	};
+}
+
+/*
+ * A READ request with the expected PSN: checked, remembered, and answered
+ * from the target memory by shca_roce_resp_read().
  */
 static enum shca_rr shca_rr_read(struct shca_qp *qp,
 				 const struct shca_pkt *pkt,
-				 struct shca_msg *msg, bool dup)
+				 struct shca_msg *msg)
 {
-	u32 pmtu = shca_qp_pmtu(qp), len = pkt->dma_len, n, i;
-	struct shca_pkt resp = {
-		.pkey = SHCA_DEFAULT_PKEY,
-		.dqpn = msg->src_qpn,
-		.syndrome = FIELD_PREP(SHCA_AETH_TYPE, SHCA_AETH_ACK) |
-			    SHCA_AETH_NO_CREDIT,
-	};
+	u32 len = pkt->dma_len, n;
+	struct shca_wire_res *res;
 	struct shca_sgl target;
+	int ret;
 
 	/* The IBA's largest message: its PSNs stay within the window. */
 	if (len > SZ_2G)
-		return dup ? SHCA_RR_DROP :
-		       shca_rr_refuse(qp, msg, IB_WC_REM_INV_REQ_ERR, true);
-	if (shca_resp_target(qp, msg, &target, IB_ACCESS_REMOTE_READ)) {
-		shca_sgl_release(&target);
-		return dup ? SHCA_RR_DROP :
-		       shca_rr_refuse(qp, msg, IB_WC_REM_ACCESS_ERR, true);
-	}
-	n = len ? DIV_ROUND_UP(len, pmtu) : 1;
-	shca_roce_resp_ack(qp);
-	if (!dup)
-		shca_rr_done(qp, pkt, n, true);
-	resp.msn = qp->resp.msn;
-	for (i = 0; i < n; i++) {
-		resp.opcode = shca_read_resp_ops[shca_pkt_pos(i, n)];
-		resp.psn = shca_psn_add(pkt->psn, i);
-		resp.paylen = min(pmtu, len - i * pmtu);
-		/* What is not sent, the requester asks for again. */
-		if (shca_roce_xmit(qp, &qp->av, &resp, &target))
-			break;
-		/* Zero-copy packets copy nothing that would reschedule. */
-		if ((i + 1) % SHCA_RR_READ_RESCHED == 0)
-			cond_resched();
-	}
+		return shca_rr_refuse(qp, msg, IB_WC_REM_INV_REQ_ERR, true);
+	ret = shca_resp_target(qp, msg, &target, IB_ACCESS_REMOTE_READ);
 	shca_sgl_release(&target);
+	if (ret)
+		return shca_rr_refuse(qp, msg, IB_WC_REM_ACCESS_ERR, true);
+	n = len ? DIV_ROUND_UP(len, shca_qp_pmtu(qp)) : 1;
+	res = shca_rr_res_take(qp, SHCA_WIRE_RES_READ, pkt->psn, n);
+	res->read = msg->remote;
+	shca_rr_read_start(qp, pkt->psn, n, &msg->remote);
+	shca_rr_done(qp, pkt, n, true);
 	qp->resp.ack_due = false;
 	return SHCA_RR_DONE;
+}
+
+/*
+ * A duplicate READ is answered again if the responder remembers it, from
+ * the duplicate's PSN to its end, as the requester asks for the rest of a
+ * READ from the first response it lacks (IBA 9.7.5.1.2).  Anything else
+ * (too old to be remembered, or other bytes) would be a new READ beyond
+ * max_dest_rd_atomic, of any length: it is dropped, and counted.
+ */
+static void shca_rr_read_dup(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	struct shca_wire_res *res;
+	struct softhca_sge range;
+	u32 i, off;
+
+	res = shca_rr_res_find(qp, SHCA_WIRE_RES_READ, pkt->psn);
+	if (!res)
+		goto drop;
+	i = shca_psn_diff(pkt->psn, res->psn);
+	off = i * shca_qp_pmtu(qp);
+	if (pkt->va != res->read.addr + off || pkt->rkey != res->read.lkey ||
+	    pkt->dma_len != res->read.length - off)
+		goto drop;
+	range = (struct softhca_sge){
+		.addr = pkt->va,
+		.length = pkt->dma_len,
+		.lkey = pkt->rkey,
+	};
+	shca_rr_read_start(qp, pkt->psn, res->npsn - i, &range);
+	qp->resp.ack_due = false;
+	return;
+
+drop:
+	ibdev_dbg_ratelimited(qp->ibqp.device,
+			      "QP %u: duplicate READ %#x not remembered\n",
+			      qp->ibqp.qp_num, pkt->psn);
+	shca_count_drop(to_shca_dev(qp->ibqp.device), SHCA_DROP_DUP_READ);
+}
+
+/* Sends READ responses until the READ is answered or @budget is spent. */
+static void shca_rr_read_send(struct shca_qp *qp, struct shca_sgl *target,
+			      u32 *budget)
+{
+	struct shca_wire_read *rd = &qp->resp.read;
+	u32 pmtu = shca_qp_pmtu(qp);
+	struct shca_pkt resp = {
+		.pkey = SHCA_DEFAULT_PKEY,
+		.dqpn = READ_ONCE(qp->attr.dest_qp_num),
+		.syndrome = FIELD_PREP(SHCA_AETH_TYPE, SHCA_AETH_ACK) |
+			    SHCA_AETH_NO_CREDIT,
+		.msn = qp->resp.msn,
+	};
+
+	for (; rd->sent < rd->n; rd->sent++) {
+		if (!*budget)
+			return;
+		resp.opcode = shca_read_resp_ops[shca_pkt_pos(rd->sent, rd->n)];
+		resp.psn = shca_psn_add(rd->psn, rd->sent);
+		resp.paylen = min(pmtu, rd->range.length - rd->sent * pmtu);
+		/* What is not sent, the requester asks for again. */
+		if (shca_roce_xmit(qp, &qp->av, &resp, target))
+			break;
+		*budget -= min(*budget, resp.paylen);
+		/* Zero-copy packets copy nothing that would reschedule. */
+		if ((rd->sent + 1) % SHCA_RR_READ_RESCHED == 0)
+			cond_resched();
+	}
+	rd->active = false;
+}
+
+/*
+ * Answers the READ in progress from its memory, checked again at each
+ * run: a key invalidated meanwhile ends the answer.
+ */
+static void shca_rr_read_answer(struct shca_qp *qp, u32 *budget)
+{
+	struct shca_wire_read *rd = &qp->resp.read;
+	struct shca_msg msg = { .remote = rd->range };
+	struct shca_sgl target;
+
+	if (shca_resp_target(qp, &msg, &target, IB_ACCESS_REMOTE_READ)) {
+		rd->active = false;
+	} else {
+		shca_sgl_skip(&target, rd->sent * shca_qp_pmtu(qp));
+		shca_rr_read_send(qp, &target, budget);
+	}
+	shca_sgl_release(&target);
+}
+
+/**
+ * shca_roce_resp_read() - go on answering the READ in progress, if any
+ * @qp: the responder
+ * @budget: the bytes this run of the engine may still send; decreased
+ *
+ * A QP that left the states that answer (to ERR, or RESET) sends no more
+ * of it; the requester's retry is a duplicate, answered if remembered.
+ *
+ * Context: the QP's engine, under engine_lock.
+ * Return: true when no READ is left to answer: the next packet may run.
+ */
+bool shca_roce_resp_read(struct shca_qp *qp, u32 *budget)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	struct shca_wire_read *rd = &qp->resp.read;
+
+	if (!rd->active)
+		return true;
+	if (state >= IB_QPS_RTR && state <= IB_QPS_SQE)
+		shca_rr_read_answer(qp, budget);
+	else
+		rd->active = false;
+	return !rd->active;
 }
 
 static void shca_rr_atomic_ack(struct shca_qp *qp, u32 psn, u64 orig)
@@ -403,28 +557,18 @@ static void shca_rr_atomic_ack(struct shca_qp *qp, u32 psn, u64 orig)
 	shca_roce_xmit(qp, &qp->av, &pkt, NULL);
 }
 
-/* The atomics' results kept: the QP's max_dest_rd_atomic, at least one. */
-static unsigned int shca_rr_atomic_res(struct shca_qp *qp)
-{
-	return clamp_t(unsigned int, READ_ONCE(qp->attr.max_dest_rd_atomic),
-		       1, SHCA_MAX_RD_ATOMIC);
-}
-
 static enum shca_rr shca_rr_atomic(struct shca_qp *qp,
 				   const struct shca_pkt *pkt,
 				   struct shca_msg *msg)
 {
 	struct shca_wire_resp *rs = &qp->resp;
-	unsigned int slot;
 
 	if (shca_resp_execute(qp, msg) != SHCA_TX_DONE)
 		return SHCA_RR_DROP;
 	if (msg->status != IB_WC_SUCCESS)
 		return SHCA_RR_ERROR;
-	slot = rs->atomic_next++ % shca_rr_atomic_res(qp);
-	rs->atomics[slot].psn = pkt->psn;
-	rs->atomics[slot].orig = msg->atomic_orig;
-	rs->atomics[slot].valid = true;
+	shca_rr_res_take(qp, SHCA_WIRE_RES_ATOMIC, pkt->psn, 1)->orig =
+		msg->atomic_orig;
 	/* What is owed first; then the MSN counts the atomic, as it answers. */
 	shca_roce_resp_ack(qp);
 	shca_rr_done(qp, pkt, 1, true);
@@ -434,33 +578,23 @@ static enum shca_rr shca_rr_atomic(struct shca_qp *qp,
 }
 
 /* A packet before ePSN, on RC: answered again, never executed again. */
-static void shca_rr_duplicate(struct shca_qp *qp, const struct shca_pkt *pkt,
-			      const void *data)
+static void shca_rr_duplicate(struct shca_qp *qp, const struct shca_pkt *pkt)
 {
-	struct shca_wire_resp *rs = &qp->resp;
-	struct shca_sgl payload;
-	struct shca_msg msg;
-	unsigned int i;
+	struct shca_wire_res *res;
 
-	shca_rr_msg(qp, pkt, data, &payload, &msg);
-	switch (msg.opcode) {
+	switch (shca_rr_wr_opcode(pkt->opcode)) {
 	case IB_WR_RDMA_READ:
-		shca_rr_read(qp, pkt, &msg, true);
+		shca_rr_read_dup(qp, pkt);
 		return;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		/* One too old to be remembered is not answered. */
-		for (i = 0; i < shca_rr_atomic_res(qp); i++) {
-			if (rs->atomics[i].valid &&
-			    rs->atomics[i].psn == pkt->psn) {
-				shca_rr_atomic_ack(qp, pkt->psn,
-						   rs->atomics[i].orig);
-				return;
-			}
-		}
+		res = shca_rr_res_find(qp, SHCA_WIRE_RES_ATOMIC, pkt->psn);
+		if (res)
+			shca_rr_atomic_ack(qp, pkt->psn, res->orig);
 		return;
 	default:
-		rs->ack_due = true;
+		qp->resp.ack_due = true;
 	}
 }
 
@@ -492,7 +626,7 @@ static enum shca_rr shca_rr_execute(struct shca_qp *qp,
 
 	switch (msg->opcode) {
 	case IB_WR_RDMA_READ:
-		return shca_rr_read(qp, pkt, msg, false);
+		return shca_rr_read(qp, pkt, msg);
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return shca_rr_atomic(qp, pkt, msg);
@@ -526,7 +660,7 @@ bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 	d = shca_psn_diff(pkt->psn, rs->epsn);
 	if (d < 0) {
 		if (rc)
-			shca_rr_duplicate(qp, pkt, data);
+			shca_rr_duplicate(qp, pkt);
 		return true;
 	}
 	if (d > 0) {
@@ -590,13 +724,13 @@ void shca_roce_resp_flush(struct shca_qp *qp)
  */
 void shca_roce_resp_reset(struct shca_qp *qp, u32 epsn)
 {
-	struct shca_wire_atomic *atomics = qp->resp.atomics;
+	struct shca_wire_res *res = qp->resp.res;
 
 	memset(&qp->resp, 0, sizeof(qp->resp));
 	qp->resp.epsn = epsn;
-	qp->resp.atomics = atomics;
-	if (atomics)
-		memset(atomics, 0, SHCA_MAX_RD_ATOMIC * sizeof(*atomics));
+	qp->resp.res = res;
+	if (res)
+		memset(res, 0, SHCA_MAX_RD_ATOMIC * sizeof(*res));
 }
 
 /**
@@ -610,9 +744,9 @@ int shca_roce_resp_init(struct shca_qp *qp)
 {
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		return 0;
-	qp->resp.atomics = kcalloc(SHCA_MAX_RD_ATOMIC,
-				   sizeof(*qp->resp.atomics), GFP_KERNEL);
-	return qp->resp.atomics ? 0 : -ENOMEM;
+	qp->resp.res = kcalloc(SHCA_MAX_RD_ATOMIC, sizeof(*qp->resp.res),
+			       GFP_KERNEL);
+	return qp->resp.res ? 0 : -ENOMEM;
 }
 
 /**
@@ -621,6 +755,6 @@ int shca_roce_resp_init(struct shca_qp *qp)
  */
 void shca_roce_resp_destroy(struct shca_qp *qp)
 {
-	kfree(qp->resp.atomics);
-	qp->resp.atomics = NULL;
+	kfree(qp->resp.res);
+	qp->resp.res = NULL;
 }

@@ -6,8 +6,9 @@
  * what can be checked without the QP: the ICRC, the IBA headers against
  * the length (wire.c), that the destination address is one of the
  * device's GIDs and that the destination QP exists; then it queues the
- * packet on that QP, bounded, and kicks the QP's engine.  A packet that
- * fails is dropped and counted by reason (`rdma statistic`).
+ * packet on that QP, bounded, and kicks the QP's engine, unless the QP
+ * takes no packets (RESET, INIT).  A packet that fails is dropped and
+ * counted by reason (`rdma statistic`).
  *
  * The engine executes the queued packets in order (shca_roce_rx_run()).
  * UD: one packet is one message, handed to the responder (resp.c) as
@@ -109,6 +110,25 @@ static enum shca_drop shca_roce_check(struct shca_dev *dev,
 	return SHCA_DROP_NONE;
 }
 
+/*
+ * Queues @skb on @qp, unless the QP takes no packets yet (RESET, INIT), as
+ * hardware drops them.  The state is read under the queue's lock, which
+ * shca_engine_qp_stop() takes to purge the queue once the QP is in RESET:
+ * nothing received before a RESET is executed after it.
+ */
+static bool shca_roce_rx_queue(struct shca_qp *qp, struct sk_buff *skb)
+{
+	unsigned long flags;
+	bool open;
+
+	spin_lock_irqsave(&qp->rx_pkts.lock, flags);
+	open = READ_ONCE(qp->state) >= IB_QPS_RTR;
+	if (open)
+		__skb_queue_tail(&qp->rx_pkts, skb);
+	spin_unlock_irqrestore(&qp->rx_pkts.lock, flags);
+	return open;
+}
+
 /**
  * shca_roce_recv() - take a RoCEv2 datagram that reached a device
  * @dev: the device bound to the netdev it arrived on
@@ -136,7 +156,11 @@ void shca_roce_recv(struct shca_dev *dev, struct sk_buff *skb)
 		why = SHCA_DROP_BUSY;
 		goto drop;
 	}
-	skb_queue_tail(&qp->rx_pkts, skb);
+	if (!shca_roce_rx_queue(qp, skb)) {
+		shca_qp_put(qp);
+		why = SHCA_DROP_REFUSED;
+		goto drop;
+	}
 	shca_engine_kick_rx(qp);
 	shca_qp_put(qp);
 	return;
@@ -252,13 +276,17 @@ static void shca_roce_rx_one(struct shca_qp *qp, struct sk_buff *skb)
  * @qp: the QP
  *
  * Context: the QP's engine (under engine_lock); process context.
- * Return: true when packets remain.
+ * Return: true when packets remain, or responses to a READ.
  */
 bool shca_roce_rx_run(struct shca_qp *qp)
 {
+	u32 budget = SHCA_ENGINE_BUDGET;
 	struct sk_buff *skb;
 	unsigned int n;
 
+	/* A READ answered in part goes on; the packets after it wait. */
+	if (!shca_roce_resp_read(qp, &budget))
+		return true;
 	/* Most runs are a loopback QP's: no lock for an empty queue. */
 	if (skb_queue_empty_lockless(&qp->rx_pkts))
 		return false;
@@ -267,6 +295,8 @@ bool shca_roce_rx_run(struct shca_qp *qp)
 		if (!skb)
 			break;
 		shca_roce_rx_one(qp, skb);
+		if (!shca_roce_resp_read(qp, &budget))
+			return true;
 	}
 	/* One acknowledgment for what the run executed. */
 	shca_roce_resp_ack(qp);

@@ -98,6 +98,7 @@ const char *const shca_drop_names[SHCA_DROP_MAX] = {
 	[SHCA_DROP_BUSY] = "rx_drop_busy",
 	[SHCA_DROP_NOMEM] = "rx_drop_nomem",
 	[SHCA_DROP_REFUSED] = "rx_drop_refused",
+	[SHCA_DROP_DUP_READ] = "rx_drop_dup_read",
 };
 EXPORT_SYMBOL_IF_KUNIT(shca_drop_names);
 

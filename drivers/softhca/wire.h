@@ -221,6 +221,7 @@ enum shca_drop {
 	SHCA_DROP_BUSY,		/* the QP's queue of packets is full */
 	SHCA_DROP_NOMEM,	/* no memory to take the packet in */
 	SHCA_DROP_REFUSED,	/* the QP refused it (state, service, Q_Key) */
+	SHCA_DROP_DUP_READ,	/* a duplicate READ the responder forgot */
 	SHCA_DROP_MAX,
 };
 
