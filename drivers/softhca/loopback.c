@@ -5,6 +5,23 @@
  * one) goes straight to the responder, which copies between the two QPs'
  * registered memory.  No packet is built and nothing crosses a netdev,
  * but ports must be up, as they would have to be for the wire.
+ *
+ * An RC or UC message is checked as the wire's receive path checks a
+ * packet (roce_rx.c, roce_resp.c): it must come from the responder's
+ * peer, the QP its path names (source GID, device, QPN), with the PSN the
+ * responder expects, or it is dropped and counted (`rdma statistic`).
+ * QPNs are numbered per device, so the QPN alone is no proof: a process
+ * that creates QPs on another device until one has the number of a
+ * kernel ULP's peer would otherwise reach the ULP's QP.  A dropped
+ * message is unanswered, as a dropped packet is: the requester retries
+ * until its retry count runs out; the responder sees nothing at all.
+ * Loopback numbers messages as the wire does, in the QP's own sq_psn and
+ * ePSN, so a QP's PSNs stay right if its traffic changes transport.
+ *
+ * A UD message needs the Q_Key only, as on the wire.  The source GID its
+ * GRH reports is the requester's AH's, which ib_core took from the
+ * requester's device's GID table: a work request names an AH of its own
+ * PD and device, never a GID.
  */
 
 #include "dev.h"
@@ -16,15 +33,99 @@ static bool shca_port_active(struct shca_dev *dev)
 	return READ_ONCE(dev->port_state) == IB_PORT_ACTIVE;
 }
 
+/*
+ * @qp is @dest's peer: @dest's path names @qp's source GID and QPN, and
+ * the device that owns that GID is @qp's (two devices may have one GID).
+ * @msg's source GID is @qp's own: its path's, which ib_core resolved from
+ * @qp's device's GID table, never a work request's.
+ *
+ * Context: under rcu_read_lock(), which shca_av_peer() needs.
+ */
+static bool shca_loop_src_ok(struct shca_qp *qp, struct shca_qp *dest,
+			     const struct shca_msg *msg)
+{
+	const struct shca_av *av = &dest->av;
+
+	return msg->src_qpn == READ_ONCE(dest->attr.dest_qp_num) &&
+	       !memcmp(&msg->av->sgid, &av->attr.grh.dgid, sizeof(av->sgid)) &&
+	       shca_av_peer(av) == to_shca_dev(qp->ibqp.device);
+}
+
+/*
+ * The PSN order the wire's responder keeps, on its ePSN: RC takes the
+ * expected PSN only (loopback loses no message, so another one is not
+ * the peer's next); UC takes any from the expected one on, as it does
+ * after lost packets.
+ */
+static bool shca_loop_psn_ok(struct shca_qp *dest, const struct shca_msg *msg)
+{
+	s32 d = shca_psn_diff(msg->psn, READ_ONCE(dest->resp.epsn));
+
+	return msg->qp_type == IB_QPT_RC ? !d : d >= 0;
+}
+
+static enum shca_tx shca_loop_drop(struct shca_qp *dest,
+				   const struct shca_msg *msg,
+				   enum shca_drop why)
+{
+	struct shca_dev *dev = to_shca_dev(dest->ibqp.device);
+
+	ibdev_dbg_ratelimited(&dev->ibdev,
+			      "QP %u: dropped opcode %u from QP %u PSN %#x: %s\n",
+			      dest->ibqp.qp_num, msg->opcode, msg->src_qpn,
+			      msg->psn, shca_drop_names[why]);
+	shca_count_drop(dev, why);
+	return SHCA_TX_LOST;
+}
+
+/*
+ * An RC or UC message, from @qp's engine, numbered from its sq_psn.
+ * @dest->resp is its own engine's, but its ePSN moves here: only @dest's
+ * peer gets past the checks, and the peer's messages are ordered by the
+ * peer's engine_lock; the wire's responder moves it for packets from the
+ * peer, which a peer in this host sends by loopback.
+ */
+static enum shca_tx shca_loop_connected(struct shca_qp *qp,
+					struct shca_qp *dest,
+					struct shca_msg *msg)
+{
+	enum shca_tx tx;
+	bool src_ok;
+	u32 next;
+
+	msg->psn = qp->req.psn;
+	msg->npsn = shca_msg_npsn(msg, shca_qp_pmtu(qp));
+	rcu_read_lock();
+	src_ok = shca_loop_src_ok(qp, dest, msg);
+	rcu_read_unlock();
+	if (!src_ok)
+		tx = shca_loop_drop(dest, msg, SHCA_DROP_LOOP_SRC);
+	else if (!shca_loop_psn_ok(dest, msg))
+		tx = shca_loop_drop(dest, msg, SHCA_DROP_LOOP_PSN);
+	else
+		tx = shca_resp_execute(dest, msg);
+	next = shca_psn_add(msg->psn, msg->npsn);
+	if (tx == SHCA_TX_DONE)
+		WRITE_ONCE(dest->resp.epsn, next);
+	/* RC resends what was not answered; UC's are gone either way. */
+	if (tx == SHCA_TX_DONE || msg->qp_type == IB_QPT_UC)
+		qp->req.psn = next;
+	return tx;
+}
+
 /**
  * shca_loop_send() - deliver a message to a QP of this host
  * @qp: the requester
  * @msg: the message
  *
+ * The QP that answers is the one @qp's path names: the QPN on the device
+ * that owns the destination GID.
+ *
  * Context: the engine: process context, no lock held.
  * Return: the responder's verdict, SHCA_TX_REMOTE when no device of this
  * host has the destination GID, or SHCA_TX_LOST when the destination QP
- * does not exist or a port is down.
+ * does not exist, the message is not from its peer or out of order, or a
+ * port is down.
  */
 enum shca_tx shca_loop_send(struct shca_qp *qp, struct shca_msg *msg)
 {
@@ -35,6 +136,7 @@ enum shca_tx shca_loop_send(struct shca_qp *qp, struct shca_msg *msg)
 	if (!shca_port_active(to_shca_dev(qp->ibqp.device)))
 		return SHCA_TX_LOST;
 	rcu_read_lock();
+	/* Any softhca device of the host: namespaces do not part them yet. */
 	peer = shca_av_peer(msg->av);
 	/* The QP reference keeps its device from being freed. */
 	if (peer && shca_port_active(peer))
@@ -45,7 +147,10 @@ enum shca_tx shca_loop_send(struct shca_qp *qp, struct shca_msg *msg)
 		return SHCA_TX_REMOTE;
 	if (!dest)
 		return SHCA_TX_LOST;
-	tx = shca_resp_execute(dest, msg);
+	if (msg->qp_type == IB_QPT_UD)
+		tx = shca_resp_execute(dest, msg);
+	else
+		tx = shca_loop_connected(qp, dest, msg);
 	shca_qp_put(dest);
 	return tx;
 }

@@ -86,13 +86,6 @@ static bool shca_req_atomic(u8 opcode)
 	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
 }
 
-static u32 shca_req_npsn(const struct shca_msg *msg, u32 pmtu)
-{
-	if (shca_req_atomic(msg->opcode) || !msg->len)
-		return 1;
-	return DIV_ROUND_UP(msg->len, pmtu);
-}
-
 /* What is left of a READ, from PSN @first + @i: one request. */
 static int shca_req_read(struct shca_qp *qp, struct shca_msg *msg, u32 i)
 {
@@ -203,7 +196,7 @@ static enum shca_tx shca_req_start(struct shca_qp *qp, struct shca_msg *msg)
 	struct shca_wire_req *wr = &qp->req.wire;
 
 	wr->first = qp->req.psn;
-	wr->npsn = shca_req_npsn(msg, shca_qp_pmtu(qp));
+	wr->npsn = shca_msg_npsn(msg, shca_qp_pmtu(qp));
 	wr->una = wr->first;
 	wr->wr_opcode = msg->opcode;
 	wr->len = msg->len;

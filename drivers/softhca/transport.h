@@ -45,6 +45,8 @@ enum shca_tx {
  * @swap: atomic operand
  * @src_qpn: the requester's QPN
  * @dest_qpn: the responder's QPN
+ * @psn: RC and UC: the requester's PSN for the message's first packet
+ * @npsn: RC and UC: the PSNs it takes (shca_msg_npsn())
  * @qkey: a UD message's Q_Key
  * @av: the path (GIDs and the GRH fields a UD receiver sees)
  * @smac: the requester's MAC address
@@ -65,6 +67,8 @@ struct shca_msg {
 	u64 swap;
 	u32 src_qpn;
 	u32 dest_qpn;
+	u32 psn;
+	u32 npsn;
 	u32 qkey;
 	const struct shca_av *av;
 	const u8 *smac;
@@ -73,6 +77,20 @@ struct shca_msg {
 	u8 rnr_timer;
 	u64 atomic_orig;
 };
+
+/*
+ * The PSNs an RC or UC message takes with a path MTU of @pmtu bytes: a
+ * SEND or WRITE one per packet, a READ one per response packet, an
+ * atomic one.  Loopback numbers its messages as the wire does, so that a
+ * QP's PSNs mean the same whichever transport carried its messages.
+ */
+static inline u32 shca_msg_npsn(const struct shca_msg *msg, u32 pmtu)
+{
+	if (msg->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	    msg->opcode == IB_WR_ATOMIC_FETCH_AND_ADD || !msg->len)
+		return 1;
+	return DIV_ROUND_UP(msg->len, pmtu);
+}
 
 /* Delivers @msg from @qp; in the engine's context. */
 enum shca_tx shca_loop_send(struct shca_qp *qp, struct shca_msg *msg);

@@ -205,8 +205,9 @@ struct shca_opcode_info {
 const struct shca_opcode_info *shca_opcode_lookup(u8 opcode);
 
 /*
- * Why shca_pkt_parse() refused a packet, one counter each; the names in
- * shca_drop_names[] are those counters' names.
+ * Why shca_pkt_parse() refused a packet, or the receive path or loopback
+ * dropped a message, one counter each; the names in shca_drop_names[]
+ * are those counters' names.
  */
 enum shca_drop {
 	SHCA_DROP_NONE,		/* accepted */
@@ -222,6 +223,8 @@ enum shca_drop {
 	SHCA_DROP_NOMEM,	/* no memory to take the packet in */
 	SHCA_DROP_REFUSED,	/* the QP refused it (state, service, Q_Key) */
 	SHCA_DROP_DUP_READ,	/* a duplicate READ the responder forgot */
+	SHCA_DROP_LOOP_SRC,	/* loopback: not from the QP's peer */
+	SHCA_DROP_LOOP_PSN,	/* loopback: not the PSN the QP expects */
 	SHCA_DROP_MAX,
 };
 
