@@ -1018,8 +1018,7 @@ static void shca_fz_sweep(struct shca_fz *fz)
 
 static bool shca_fz_more(struct shca_fz *fz, u64 budget, unsigned long end)
 {
-	return fz->sent < budget && time_before(jiffies, end) &&
-	       !shca_fz_campaign.failed;
+	return fz->sent < budget && time_before(jiffies, end);
 }
 
 /* Each QP's opcodes that reached it in each state, all of them. */
@@ -1209,10 +1208,38 @@ static const void *shca_fz_gen(const void *prev, char *desc)
 	return r;
 }
 
+/*
+ * KUnit on 6.1 runs a module's suites while the module is coming, before
+ * its parameters are parsed: they are read from its arguments here.
+ */
+static void shca_fz_args(void)
+{
+	char *args = kstrdup(THIS_MODULE->args ?: "", GFP_KERNEL);
+	char *p = args, *arg, *val;
+	unsigned long v;
+
+	while ((arg = strsep(&p, " \t\n"))) {
+		val = strchr(arg, '=');
+		if (!val || kstrtoul(val + 1, 0, &v))
+			continue;
+		*val = '\0';
+		if (!strcmp(arg, "seed"))
+			seed = v;
+		else if (!strcmp(arg, "frames"))
+			frames = v;
+		else if (!strcmp(arg, "seconds"))
+			seconds = v;
+		else if (!strcmp(arg, "verbose"))
+			verbose = v;
+	}
+	kfree(args);
+}
+
 static int shca_fz_suite_init(struct kunit_suite *suite)
 {
 	unsigned int i;
 
+	shca_fz_args();
 	for (i = 0; i < SHCA_FZ_MAX_ROUNDS; i++)
 		shca_fz_rounds[i] = i;
 	return shca_fz_fx_suite_init(suite);

@@ -46,7 +46,7 @@ suite harness-selftest "$top/scripts/selftest/run.sh"
 suite kunit "$top/scripts/kunit.sh"
 # The wire fuzzer (docs/fuzzing.md): a campaign of about 3 minutes, its
 # seed printed; `make fuzz` runs the long ones.
-suite fuzz "$top/scripts/fuzz.sh" --frames 40000 --seconds 150
+suite fuzz "$top/scripts/fuzz.sh" --frames 20000 --seconds 100
 suite integration "$top/scripts/integration.sh"
 # Debian 12's other LTS kernel: the same integration suites, named
 # integ-6.12/...
