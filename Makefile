@@ -20,8 +20,8 @@ KREL := $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' \
 BUILD := $(CURDIR)/build/$(KREL)
 SOURCES := Kbuild drivers include kunit
 
-.PHONY: all modules userspace install uninstall check demo bench lint clean \
-	print-kdir
+.PHONY: all modules userspace install uninstall check demo bench fuzz lint \
+	clean print-kdir
 
 all: modules userspace
 
@@ -52,6 +52,12 @@ demo:
 REPS ?= 3
 bench:
 	scripts/bench.sh --reps $(REPS)
+
+# The wire fuzzer on the debug kernel: 10^6 frames, or DURATION seconds
+# (then as many frames as fit), or FRAMES frames; SEED replays a campaign.
+fuzz:
+	scripts/fuzz.sh $(if $(DURATION),--seconds $(DURATION)) \
+		$(if $(FRAMES),--frames $(FRAMES)) $(if $(SEED),--seed $(SEED))
 
 lint:
 	scripts/lint.sh

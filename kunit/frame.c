@@ -75,6 +75,18 @@ void shca_frame_neigh(struct kunit *test, struct net_device *ndev)
 	neigh_release(n);
 }
 
+/* An address vector to the peer, for a QP's path or an AH. */
+void shca_frame_peer_av(struct rdma_ah_attr *ah)
+{
+	union ib_gid dgid;
+
+	*ah = (struct rdma_ah_attr){ .type = RDMA_AH_ATTR_TYPE_ROCE };
+	memcpy(&dgid, &shca_frame_peer, sizeof(dgid));
+	rdma_ah_set_port_num(ah, SHCA_PORT);
+	rdma_ah_set_grh(ah, &dgid, 0, 0, 64, 0);
+	ether_addr_copy(ah->roce.dmac, shca_frame_peer_mac);
+}
+
 /* GID 0, the link-local address, once it is no longer tentative. */
 void shca_frame_gid(struct kunit *test, struct shca_fixture *fx,
 		    union ib_gid *gid)
@@ -92,31 +104,37 @@ void shca_frame_gid(struct kunit *test, struct shca_fixture *fx,
 	KUNIT_FAIL(test, "GID 0 stays tentative");
 }
 
+/* The bytes of a frame of @pkt, from its Ethernet header to its ICRC. */
+unsigned int shca_frame_size(const struct shca_pkt *pkt)
+{
+	return SHCA_FRAME_BTH_OFF + shca_pkt_hdr_len(pkt->opcode) +
+	       pkt->paylen + (-pkt->paylen & 3) + SHCA_ICRC_LEN;
+}
+
 /**
- * shca_frame_build() - a packet from the peer to the device, as a frame
- * @test: the test, which owns the frame's memory
+ * shca_frame_fill() - a packet from the peer to the device, in a buffer
  * @ndev: the device's netdev, the Ethernet destination
  * @gid: the device's GID, the IPv6 destination
- * @pkt: the transport headers; @pkt->paylen bytes of payload follow
+ * @pkt: the transport headers, of an opcode wire.c knows; @pkt->paylen
+ *	bytes of payload follow
  * @payload: the payload (NULL when @pkt->paylen is 0)
- * @f: filled: the frame, its pad zero and its ICRC sealed
+ * @f: its buffer, of shca_frame_size(@pkt) bytes or more; filled: the
+ *	frame, its pad zero and its ICRC sealed
+ *
+ * For tests that build many frames in a buffer of their own.
  */
-void shca_frame_build(struct kunit *test, struct net_device *ndev,
-		      const union ib_gid *gid, const struct shca_pkt *pkt,
-		      const void *payload, struct shca_frame *f)
+void shca_frame_fill(struct net_device *ndev, const union ib_gid *gid,
+		     const struct shca_pkt *pkt, const void *payload,
+		     struct shca_frame *f)
 {
 	unsigned int hdr_len = shca_pkt_hdr_len(pkt->opcode);
-	unsigned int len = hdr_len + pkt->paylen + (-pkt->paylen & 3) +
-			   SHCA_ICRC_LEN;
+	unsigned int size = shca_frame_size(pkt);
 	struct ipv6hdr *ip6;
 	struct ethhdr *eth;
 	struct udphdr *udp;
 
-	KUNIT_ASSERT_NE(test, hdr_len, 0);
-	*f = (struct shca_frame){
-		.buf = kunit_kzalloc(test, SHCA_FRAME_BTH_OFF + len, GFP_KERNEL),
-	};
-	KUNIT_ASSERT_NOT_NULL(test, f->buf);
+	memset(f->buf, 0, size);
+	f->nr_frags = 0;
 	eth = shca_frame_eth(f);
 	ether_addr_copy(eth->h_dest, ndev->dev_addr);
 	ether_addr_copy(eth->h_source, shca_frame_peer_mac);
@@ -133,7 +151,28 @@ void shca_frame_build(struct kunit *test, struct net_device *ndev,
 	shca_pkt_build(pkt, shca_frame_bth(f));
 	if (pkt->paylen)
 		memcpy(shca_frame_bth(f) + hdr_len, payload, pkt->paylen);
-	shca_frame_cut(f, len);
+	shca_frame_cut(f, size - SHCA_FRAME_BTH_OFF);
+}
+
+/**
+ * shca_frame_build() - a packet from the peer to the device, as a frame
+ * @test: the test, which owns the frame's memory
+ * @ndev: the device's netdev, the Ethernet destination
+ * @gid: the device's GID, the IPv6 destination
+ * @pkt: the transport headers; @pkt->paylen bytes of payload follow
+ * @payload: the payload (NULL when @pkt->paylen is 0)
+ * @f: filled: the frame, its pad zero and its ICRC sealed
+ */
+void shca_frame_build(struct kunit *test, struct net_device *ndev,
+		      const union ib_gid *gid, const struct shca_pkt *pkt,
+		      const void *payload, struct shca_frame *f)
+{
+	KUNIT_ASSERT_NE(test, shca_pkt_hdr_len(pkt->opcode), 0);
+	*f = (struct shca_frame){
+		.buf = kunit_kzalloc(test, shca_frame_size(pkt), GFP_KERNEL),
+	};
+	KUNIT_ASSERT_NOT_NULL(test, f->buf);
+	shca_frame_fill(ndev, gid, pkt, payload, f);
 }
 
 /**

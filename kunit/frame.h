@@ -67,10 +67,15 @@ u32 shca_frame_want_icrc(const struct shca_frame *f);
 void shca_frame_seal(struct shca_frame *f);
 void shca_frame_cut(struct shca_frame *f, unsigned int len);
 
+void shca_frame_peer_av(struct rdma_ah_attr *ah);
 void shca_frame_neigh(struct kunit *test, struct net_device *ndev);
 void shca_frame_gid(struct kunit *test, struct shca_fixture *fx,
 		    union ib_gid *gid);
 
+unsigned int shca_frame_size(const struct shca_pkt *pkt);
+void shca_frame_fill(struct net_device *ndev, const union ib_gid *gid,
+		     const struct shca_pkt *pkt, const void *payload,
+		     struct shca_frame *f);
 void shca_frame_build(struct kunit *test, struct net_device *ndev,
 		      const union ib_gid *gid, const struct shca_pkt *pkt,
 		      const void *payload, struct shca_frame *f);

@@ -261,7 +261,6 @@ static void shca_rcw_connect(struct kunit *test, struct shca_rcw *w,
 	};
 	int mask = IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
 		   IB_QP_ACCESS_FLAGS;
-	union ib_gid dgid;
 
 	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, mask), 0);
 
@@ -271,11 +270,7 @@ static void shca_rcw_connect(struct kunit *test, struct shca_rcw *w,
 	attr.rq_psn = SHCA_RCW_RQ_PSN;
 	attr.max_dest_rd_atomic = SHCA_RCW_ATOMIC_RES;
 	attr.min_rnr_timer = o->min_rnr_timer;
-	attr.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	memcpy(&dgid, &shca_frame_peer, sizeof(dgid));
-	rdma_ah_set_port_num(&attr.ah_attr, SHCA_PORT);
-	rdma_ah_set_grh(&attr.ah_attr, &dgid, 0, 0, 64, 0);
-	ether_addr_copy(attr.ah_attr.roce.dmac, shca_frame_peer_mac);
+	shca_frame_peer_av(&attr.ah_attr);
 	mask = IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN |
 	       IB_QP_RQ_PSN;
 	if (rc)

@@ -31,7 +31,6 @@ SHCA_SUITE_FIXTURE(shca_roce_fx, "softhca_ktroce");
 static void shca_roce_send(struct kunit *test, struct shca_dp *dp,
 			   void *src, struct shca_frame *f)
 {
-	struct rdma_ah_attr attr = { .type = RDMA_AH_ATTR_TYPE_ROCE };
 	struct ib_sge sge = shca_dp_sge(dp, src, SHCA_ROCE_LEN);
 	struct ib_ud_wr wr = {
 		.wr = { .wr_id = 1, .opcode = IB_WR_SEND, .num_sge = 1,
@@ -39,13 +38,10 @@ static void shca_roce_send(struct kunit *test, struct shca_dp *dp,
 		.remote_qpn = SHCA_ROCE_PEER_QPN,
 		.remote_qkey = SHCA_ROCE_QKEY,
 	};
-	union ib_gid dgid;
+	struct rdma_ah_attr attr;
 	struct ib_wc wc;
 
-	memcpy(&dgid, &shca_frame_peer, sizeof(dgid));
-	rdma_ah_set_port_num(&attr, SHCA_PORT);
-	rdma_ah_set_grh(&attr, &dgid, 0, 0, 64, 0);
-	ether_addr_copy(attr.roce.dmac, shca_frame_peer_mac);
+	shca_frame_peer_av(&attr);
 	wr.ah = rdma_create_ah(dp->pd, &attr, 0);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, wr.ah);
 

@@ -44,6 +44,9 @@ suite build build
 suite lint "$top/scripts/lint.sh"
 suite harness-selftest "$top/scripts/selftest/run.sh"
 suite kunit "$top/scripts/kunit.sh"
+# The wire fuzzer (docs/fuzzing.md): a campaign of about 3 minutes, its
+# seed printed; `make fuzz` runs the long ones.
+suite fuzz "$top/scripts/fuzz.sh" --frames 20000 --seconds 100
 suite integration "$top/scripts/integration.sh"
 # Debian 12's other LTS kernel: the same integration suites, named
 # integ-6.12/...
