@@ -10,6 +10,7 @@
 # $1: this kernel's build directory; $2: the provider library; $3: seconds;
 # $4: seed; $5: worker processes; $6: operations (all workers together).
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 build=$1
@@ -21,12 +22,12 @@ ops=$6
 fuzz=$(dirname "$RDMAV_DRIVERS")/tests/fuzz-uverbs
 seeds=$top/userspace/tests/fuzz-uverbs.seeds
 # resources: the device's counts, as the provider's suites take them.
+# shellcheck source=SCRIPTDIR/provider.sh
 . "$(dirname "$0")/provider.sh"
 
 # The device is up once its port is and its IPv4 GID is there.
 device_up() {
-	local i
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		grep -q ACTIVE /sys/class/infiniband/softhca0/ports/1/state \
 			2>/dev/null && grep -qx \
 			"0000:0000:0000:0000:0000:ffff:c000:0201" \
@@ -52,14 +53,18 @@ setup() {
 campaign() {
 	local dir=$SOFTHCA_SHARE/$1
 	shift
+	echo "fuzz-uverbs: $(uptime_s) s after boot: $*"
 	mkdir -p "$dir" && "$fuzz" --log "$dir" "$@"
+}
+
+uptime_s() {
+	cut -d' ' -f1 /proc/uptime
 }
 
 # Counts may take a moment to fall: a closed file's objects go with it,
 # but its last QPs' work may still be draining.
 baseline() {
-	local i
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		[ "$(resources)" = "$before" ] && return 0
 		sleep 0.2
 	done
@@ -82,3 +87,4 @@ check fuzz/uverbs campaign campaign --seed "$seed" --procs "$procs" \
 	--ops "$ops" --seconds "$seconds"
 check fuzz/uverbs-resources-baseline baseline
 check fuzz/uverbs-unload eval 'rdma link delete softhca0 && rmmod softhca'
+echo "fuzz-uverbs: $(uptime_s) s after boot: done"

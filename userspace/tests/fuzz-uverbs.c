@@ -1280,12 +1280,16 @@ static void *traffic(void *arg)
 			since = idle = 0;
 			continue;
 		}
-		/* Full queues: the engine's turn, and the fuzzer's. */
+		/*
+		 * A pause either way, longer with full queues: the engine's
+		 * turn, and the fuzzer's, on a guest of two CPUs.
+		 */
 		if (pair_step(&rng)) {
 			idle = 0;
+			usleep(100);
 		} else {
 			idle++;
-			usleep(200);
+			usleep(500);
 		}
 		if (++since % 64 == 0 &&
 		    (idle > 256 || since > 2048 ||
