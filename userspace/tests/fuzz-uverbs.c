@@ -914,8 +914,26 @@ static void op_destroy(void)
 /* --- Work requests --------------------------------------------------------- */
 
 /*
- * An SGE in a registered MR (returns 1: user space may read it), or
- * anywhere with any key.
+ * May user space read @len bytes at @addr?  Only in the arena: an MR that
+ * the kernel took past it may cover a ring unmapped since.
+ */
+static int arena_readable(uint64_t addr, uint64_t len)
+{
+	uint64_t start = (uintptr_t)F.arena, page;
+
+	if (addr < start || len > ARENA_PAGES * F.page ||
+	    addr - start + len > ARENA_PAGES * F.page)
+		return 0;
+	for (page = (addr - start) / F.page;
+	     len && page <= (addr - start + len - 1) / F.page; page++)
+		if (!page_ok(page, 0))
+			return 0;
+	return 1;
+}
+
+/*
+ * An SGE in a registered MR, or anywhere with any key.  Returns 1 when
+ * user space may read what it names.
  */
 static int random_sge(struct ibv_sge *sge)
 {
@@ -936,7 +954,7 @@ static int random_sge(struct ibv_sge *sge)
 		.addr = (uintptr_t)mr->addr + off,
 		.length = rnd(mr->length - off + 1), .lkey = mr->lkey,
 	};
-	return 1;
+	return arena_readable(sge->addr, sge->length);
 }
 
 static void random_send_wr(struct ibv_send_wr *wr, struct ibv_sge *sge)
