@@ -220,6 +220,16 @@ static void shca_qp_doorbell(struct shca_qp *qp, bool send)
 		shca_engine_kick(qp);
 }
 
+/* A QP of an SRQ has no receive queue, nor its ring. */
+static int shca_qp_rq_check(struct shca_qp *qp)
+{
+	if (!qp->ibqp.srq)
+		return 0;
+	ibdev_dbg_ratelimited(qp->ibqp.device,
+			      "post_recv: QP %u uses an SRQ\n", qp->ibqp.qp_num);
+	return -EINVAL;
+}
+
 /* The IBA lets a QP take sends from RTS on and receives from INIT on. */
 static int shca_qp_post_check(struct shca_qp *qp, bool send)
 {
@@ -232,13 +242,7 @@ static int shca_qp_post_check(struct shca_qp *qp, bool send)
 				      qp->ibqp.qp_num, state);
 		return -EINVAL;
 	}
-	if (!send && qp->ibqp.srq) {
-		ibdev_dbg_ratelimited(qp->ibqp.device,
-				      "post_recv: QP %u uses an SRQ\n",
-				      qp->ibqp.qp_num);
-		return -EINVAL;
-	}
-	return 0;
+	return send ? 0 : shca_qp_rq_check(qp);
 }
 
 /*
@@ -248,7 +252,8 @@ static int shca_qp_post_check(struct shca_qp *qp, bool send)
  * and checks every WQE it takes from the ring; the doorbell only kicks it,
  * in the states where it has something to do (shca_qp_doorbell()).  A WR
  * that ib_uverbs copied in is refused: it would race with the provider
- * for the ring's slots.
+ * for the ring's slots.  So is a receive doorbell of a QP of an SRQ: it
+ * has no receive ring to look at.
  */
 static int shca_qp_user_doorbell(struct shca_qp *qp, bool send,
 				 bool has_wr)
@@ -262,6 +267,8 @@ static int shca_qp_user_doorbell(struct shca_qp *qp, bool send,
 				      qp->ibqp.qp_num);
 		return -EINVAL;
 	}
+	if (!send && shca_qp_rq_check(qp))
+		return -EINVAL;
 	q = send ? &qp->sq.queue : &qp->rq.queue;
 	/*
 	 * The engine is as good as running: it looks at the ring in every

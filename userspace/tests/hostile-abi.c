@@ -215,7 +215,26 @@ static void modify_cases(struct ibv_pd *pd, struct ibv_cq *cq)
 	expect("destroy_qp", ibv_destroy_qp(qp), 0);
 }
 
-static void srq_cases(struct ibv_pd *pd)
+/* A QP of an SRQ has no receive ring: its receive doorbell is refused. */
+static void srq_qp_case(struct ibv_pd *pd, struct ibv_cq *cq,
+			struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+	};
+	struct ibv_recv_wr *bad;
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+
+	expect("create_qp on the SRQ", qp ? 0 : errno, 0);
+	if (!qp)
+		return;
+	expect("post_recv: the receive doorbell of a QP of an SRQ",
+	       ibv_cmd_post_recv(qp, NULL, &bad), EINVAL);
+	expect("destroy_qp of the SRQ", ibv_destroy_qp(qp), 0);
+}
+
+static void srq_cases(struct ibv_pd *pd, struct ibv_cq *cq)
 {
 	WITH_TAIL(rcp_create_srq_cmd) c = { .tail = 0x5a };
 	struct rcp_modify_srq_cmd m = {};
@@ -264,6 +283,7 @@ static void srq_cases(struct ibv_pd *pd)
 	expect("modify_srq: limit over its size",
 	       ibv_cmd_modify_srq(real, &mod, IBV_SRQ_LIMIT, &m, sizeof(m)),
 	       EINVAL);
+	srq_qp_case(pd, cq, real);
 	expect("destroy_srq", ibv_destroy_srq(real), 0);
 }
 
@@ -403,7 +423,7 @@ int main(int argc, char **argv)
 	cq_cases(ctx, cq);
 	qp_cases(pd, cq);
 	modify_cases(pd, cq);
-	srq_cases(pd);
+	srq_cases(pd, cq);
 	ah_mr_cases(pd);
 	mmap_cases(ctx);
 	ucontext_case(ctx->device);

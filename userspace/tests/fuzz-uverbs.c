@@ -1,0 +1,1638 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * fuzz-uverbs: random sequences of softhca's uverbs commands.  Each of
+ * PROCS worker processes opens the device and runs its share of OPS
+ * operations, drawn from a seeded generator, over a small pool of objects:
+ * PDs, CQs, QPs (RC, UC, UD), SRQs, MRs and AHs, made through the provider
+ * or with the bare commands (raw.h), with edge and random attributes,
+ * random state transitions, MRs over unmapped and read-only memory,
+ * destroyed in any order (a parent before its children: EBUSY), WRs
+ * posted through the provider and written straight into the rings, random
+ * words written over the rings, and garbage write() and ioctl() commands.
+ * Meanwhile, in each worker, a thread runs traffic between two QPs of its
+ * own in loopback while another writes random words over their rings.
+ *
+ * Every call must be answered with success or an errno of the class the
+ * call allows: a valid call succeeds (or finds no memory), a parent with
+ * children is busy, a malformed call is refused, and no call gets EFAULT
+ * unless it named memory that is not there, nor an errno the kernel keeps
+ * for itself (512 and above).  No call may hang (120 s), and at the end
+ * each worker makes a fresh QP pair and checks a SEND's data.
+ *
+ * Each worker logs every operation it made, its arguments and the answer,
+ * to DIR/fuzz-uverbs.N.log.  Worker N's operations follow from the seed
+ * alone (--seed S --worker N replays them), but for what the racing
+ * threads change: the log is the record.
+ *
+ * Usage: RDMAV_DRIVERS=/abs/path/libsofthca fuzz-uverbs [--dev DEV]
+ *        [--gid INDEX] [--seed S] [--ops N] [--procs P] [--seconds T]
+ *        [--log DIR] [--worker N]
+ * Exit status 0 when every worker found every answer of its class.
+ */
+#define _GNU_SOURCE	/* strerrorname_np */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+
+#include "rdma-core-private.h"
+#include "raw.h"
+#include "tap.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+enum { K_PD, K_CQ, K_QP, K_SRQ, K_MR, K_AH, K_N };
+#define NPD 4
+#define NCQ 8
+#define NQP 16
+#define NSRQ 4
+#define NMR 8
+#define NAH 4
+static const int nslots[K_N] = { NPD, NCQ, NQP, NSRQ, NMR, NAH };
+
+/* Sizes past which an object is destroyed as soon as it is made. */
+#define BIG 65536u
+#define ARENA_PAGES 64
+#define STALL_S 120
+#define MAX_SGE 64
+
+/* Answer classes: one bit per errno a call may be answered with. */
+enum {
+	A_OK = 1 << 0,
+	A_EINVAL = 1 << 1,
+	A_ENOMEM = 1 << 2,
+	A_EBUSY = 1 << 3,
+	A_EFAULT = 1 << 4,
+	A_OTHER = 1 << 5,	/* any other errno below 512 */
+	A_BAD = 1 << 6,		/* an errno the kernel keeps, or none */
+};
+#define VALID (A_OK | A_ENOMEM)
+#define REFUSED (A_OK | A_EINVAL | A_ENOMEM | A_EBUSY | A_OTHER)
+#define ANY (REFUSED | A_EFAULT)
+
+struct pd_slot {
+	struct ibv_pd *pd;
+	int users;
+};
+
+struct cq_slot {
+	struct ibv_cq *cq;
+	struct ibv_cq raw;
+	struct ring ring;
+	int is_raw, users;
+};
+
+struct qp_slot {
+	struct ibv_qp *qp;
+	struct ibv_qp raw;
+	struct ring sq, rq;
+	int is_raw, pd, scq, rcq, srq;
+};
+
+struct srq_slot {
+	struct ibv_srq *srq;
+	struct ibv_srq raw;
+	struct ring ring;
+	int is_raw, pd, users;
+};
+
+struct mr_slot {
+	struct ibv_mr *mr;
+	int pd;
+};
+
+struct ah_slot {
+	struct ibv_ah *ah;
+	int pd;
+};
+
+/* One worker process's state. */
+static struct {
+	int index, log_fd, gid_index;
+	uint64_t rng, seed;
+	struct ibv_context *ctx;
+	struct ibv_device_attr dev;
+	union ibv_gid gid;
+	struct ibv_pd *tpd;	/* the traffic pair's and the final check's */
+	char *arena;
+	size_t page;
+	unsigned long op, unexpected;
+	char what[384];
+	int connecting;		/* the QP slot op_connect works on */
+	uint32_t live[K_N];
+	struct pd_slot pd[NPD];
+	struct cq_slot cq[NCQ];
+	struct qp_slot qp[NQP];
+	struct srq_slot srq[NSRQ];
+	struct mr_slot mr[NMR];
+	struct ah_slot ah[NAH];
+	/* The traffic pair, and the threads around it. */
+	pthread_mutex_t lock;
+	struct pair pair;
+	int pair_live;
+	volatile int stop, stop_events, stop_watchdog;
+	unsigned long steps, sends, cqes, pairs, scribbles, events;
+} F = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Shared with the parent: each worker's operation count. */
+static unsigned long *op_counts;
+
+static uint64_t next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint32_t rnd(uint32_t n)
+{
+	return n ? next(&F.rng) % n : 0;
+}
+
+/* A 32-bit word no handle or user address ever has. */
+static uint32_t high32(void)
+{
+	return 0x10000000u | (uint32_t)next(&F.rng);
+}
+
+static void log_line(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n >= (int)sizeof(line))
+		n = sizeof(line) - 1;
+	if (write(F.log_fd, line, n) < 0)
+		perror("log");
+}
+
+static void begin(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(F.what, sizeof(F.what), fmt, ap);
+	va_end(ap);
+	F.op++;
+	op_counts[F.index] = F.op;
+}
+
+static unsigned int answer_class(int err)
+{
+	switch (err) {
+	case 0:
+		return A_OK;
+	case EINVAL:
+		return A_EINVAL;
+	case ENOMEM:
+		return A_ENOMEM;
+	case EBUSY:
+		return A_EBUSY;
+	case EFAULT:
+		return A_EFAULT;
+	}
+	return err > 0 && err < 512 ? A_OTHER : A_BAD;
+}
+
+static const char *err_name(int err)
+{
+	const char *name = err > 0 ? strerrorname_np(err) : NULL;
+
+	return err ? name ?: "E?" : "ok";
+}
+
+/* Logs the answer @err to the operation begun; is it of class @allowed? */
+static int answer(int err, unsigned int allowed)
+{
+	int bad = !(answer_class(err) & allowed);
+
+	log_line("%lu %s -> %s (%d)%s\n", F.op, F.what, err_name(err), err,
+		 bad ? " UNEXPECTED" : "");
+	if (bad) {
+		__atomic_add_fetch(&F.unexpected, 1, __ATOMIC_RELAXED);
+		fprintf(stderr, "worker %d: op %lu: %s -> %s (%d): unexpected\n",
+			F.index, F.op, F.what, err_name(err), err);
+	}
+	return err;
+}
+
+/* A random slot of @kind that is (@live) or is not in use, or -1. */
+static int pick(int kind, int live)
+{
+	int n = nslots[kind], start = rnd(n), i, s;
+
+	for (i = 0; i < n; i++) {
+		s = (start + i) % n;
+		if (!!(F.live[kind] & (1u << s)) == live)
+			return s;
+	}
+	return -1;
+}
+
+static void set_live(int kind, int s, int live)
+{
+	if (live)
+		F.live[kind] |= 1u << s;
+	else
+		F.live[kind] &= ~(1u << s);
+}
+
+/* An object of @pd made (@live) or gone: its PD's count follows. */
+static void child_live(int kind, int s, int pd, int live)
+{
+	F.pd[pd].users += live ? 1 : -1;
+	set_live(kind, s, live);
+}
+
+/* A count for a queue of at most @limit: mostly small, sometimes absurd. */
+static uint32_t pick_count(uint32_t limit, int *valid)
+{
+	static const uint32_t odd[] = { 0, UINT32_MAX, 1u << 31, 1u << 30 };
+	uint32_t v;
+
+	switch (rnd(16)) {
+	case 0:
+		v = odd[rnd(ARRAY_SIZE(odd))];
+		break;
+	case 1:
+		v = limit + 1;
+		break;
+	case 2:
+		v = rnd(64) ? 1 : limit;
+		break;
+	default:
+		v = 1 + rnd(rnd(4) ? 16 : 1024);
+	}
+	*valid &= v >= 1 && v <= limit;
+	return v;
+}
+
+static void destroy(int kind, int s);
+
+/* --- PDs, CQs ----------------------------------------------------------- */
+
+static void op_alloc_pd(void)
+{
+	int s = pick(K_PD, 0);
+
+	if (s < 0)
+		return;
+	begin("alloc_pd pd%d", s);
+	F.pd[s].pd = ibv_alloc_pd(F.ctx);
+	answer(F.pd[s].pd ? 0 : errno, VALID);
+	F.pd[s].users = 0;
+	set_live(K_PD, s, !!F.pd[s].pd);
+}
+
+static int pd_dealloc(int s)
+{
+	int err = ibv_dealloc_pd(F.pd[s].pd);
+
+	if (!err)
+		set_live(K_PD, s, 0);
+	return err;
+}
+
+static int cq_destroy(int s)
+{
+	struct cq_slot *c = &F.cq[s];
+	int err;
+
+	err = c->is_raw ? ibv_cmd_destroy_cq(c->cq) : ibv_destroy_cq(c->cq);
+	if (err)
+		return err;
+	ring_unmap(&c->ring);
+	set_live(K_CQ, s, 0);
+	return 0;
+}
+
+static void op_create_cq(void)
+{
+	int s = pick(K_CQ, 0), valid = 1, vec, err;
+	struct cq_slot *c;
+	uint32_t cqe;
+
+	if (s < 0)
+		return;
+	c = &F.cq[s];
+	cqe = pick_count(F.dev.max_cqe, &valid);
+	vec = rnd(8) ? 0 : rnd(4);
+	valid &= vec < F.ctx->num_comp_vectors;
+	c->is_raw = rnd(2);
+	begin("create_cq cq%d %s cqe %u vector %d", s,
+	      c->is_raw ? "raw" : "provider", cqe, vec);
+	if (c->is_raw) {
+		memset(&c->raw, 0, sizeof(c->raw));
+		err = raw_cq_create(F.ctx, cqe, &c->raw, &c->ring);
+		c->cq = err ? NULL : &c->raw;
+	} else {
+		c->cq = ibv_create_cq(F.ctx, cqe, NULL, NULL, vec);
+		err = c->cq ? 0 : errno;
+	}
+	answer(err, valid ? VALID : REFUSED);
+	if (err)
+		return;
+	c->users = 0;
+	set_live(K_CQ, s, 1);
+	if (cqe > BIG)
+		destroy(K_CQ, s);
+}
+
+static void op_resize_cq(void)
+{
+	int s = pick(K_CQ, 1), valid = 1;
+	uint32_t cqe;
+
+	if (s < 0 || F.cq[s].is_raw)
+		return;
+	cqe = pick_count(BIG, &valid);
+	begin("resize_cq cq%d cqe %u", s, cqe);
+	answer(ibv_resize_cq(F.cq[s].cq, cqe), REFUSED);
+}
+
+/* Takes a CQ's completions, or arms it. */
+static void op_poll(void)
+{
+	struct ibv_wc wc[16];
+	int s = pick(K_CQ, 1), n, seen[1];
+
+	if (s < 0)
+		return;
+	if (F.cq[s].is_raw) {
+		begin("poll cq%d raw ring", s);
+		n = cq_ring_poll(&F.cq[s].ring, seen, 0);
+		log_line("%lu %s -> %d CQEs\n", F.op, F.what, n);
+		return;
+	}
+	if (rnd(4)) {
+		begin("poll_cq cq%d", s);
+		n = ibv_poll_cq(F.cq[s].cq, ARRAY_SIZE(wc), wc);
+		answer(n < 0 ? -n : 0, A_OK);
+		return;
+	}
+	n = rnd(2);
+	begin("req_notify_cq cq%d solicited %d", s, n);
+	answer(ibv_req_notify_cq(F.cq[s].cq, n), A_OK);
+}
+
+/* --- QPs ---------------------------------------------------------------- */
+
+static int qp_modify(int s, struct ibv_qp_attr *attr, int mask)
+{
+	struct qp_slot *q = &F.qp[s];
+	int err;
+
+	err = q->is_raw ? raw_qp_modify(q->qp, attr, mask) :
+			  ibv_modify_qp(q->qp, attr, mask);
+	/* RESET empties the rings: the kernel zeroed their indices. */
+	if (!err && q->is_raw && mask & IBV_QP_STATE &&
+	    attr->qp_state == IBV_QPS_RESET)
+		q->sq.index = q->rq.index = 0;
+	return err;
+}
+
+static int qp_destroy(int s)
+{
+	struct qp_slot *q = &F.qp[s];
+	int err;
+
+	err = q->is_raw ? ibv_cmd_destroy_qp(q->qp) : ibv_destroy_qp(q->qp);
+	if (err)
+		return err;
+	ring_unmap(&q->sq);
+	ring_unmap(&q->rq);
+	F.pd[q->pd].users--;
+	F.cq[q->scq].users--;
+	F.cq[q->rcq].users--;
+	if (q->srq >= 0)
+		F.srq[q->srq].users--;
+	set_live(K_QP, s, 0);
+	return 0;
+}
+
+static enum ibv_qp_type pick_qp_type(int *valid)
+{
+	static const enum ibv_qp_type odd[] = { 0, IBV_QPT_RAW_PACKET, 0x7f };
+	uint32_t r = rnd(10);
+
+	if (r < 4)
+		return IBV_QPT_RC;
+	if (r < 6)
+		return IBV_QPT_UC;
+	if (r < 9)
+		return IBV_QPT_UD;
+	*valid = 0;
+	return odd[rnd(ARRAY_SIZE(odd))];
+}
+
+static void qp_caps(struct ibv_qp_cap *cap, int srq, int *valid)
+{
+	cap->max_send_wr = pick_count(F.dev.max_qp_wr, valid);
+	cap->max_send_sge = pick_count(F.dev.max_sge, valid);
+	/* A QP of an SRQ has no RQ: 0, or caps it must check all the same. */
+	if (srq && rnd(2)) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	} else {
+		cap->max_recv_wr = pick_count(F.dev.max_qp_wr, valid);
+		cap->max_recv_sge = pick_count(F.dev.max_sge, valid);
+	}
+	cap->max_inline_data = rnd(4) ? 0 : pick_count(64, valid);
+}
+
+static int qp_make(int s, struct ibv_qp_init_attr *a)
+{
+	struct qp_slot *q = &F.qp[s];
+	int err;
+
+	if (q->is_raw) {
+		memset(&q->raw, 0, sizeof(q->raw));
+		err = raw_qp_create(F.pd[q->pd].pd, a, &q->raw, &q->sq, &q->rq);
+		q->qp = err ? NULL : &q->raw;
+		return err;
+	}
+	q->qp = ibv_create_qp(F.pd[q->pd].pd, a);
+	return q->qp ? 0 : errno;
+}
+
+static void op_create_qp(void)
+{
+	struct ibv_qp_init_attr a = {};
+	int s = pick(K_QP, 0), valid = 1;
+	struct qp_slot *q;
+
+	if (s < 0)
+		return;
+	q = &F.qp[s];
+	*q = (struct qp_slot){
+		.is_raw = rnd(2), .pd = pick(K_PD, 1), .scq = pick(K_CQ, 1),
+		.rcq = pick(K_CQ, 1), .srq = rnd(3) ? -1 : pick(K_SRQ, 1),
+	};
+	if (q->pd < 0 || q->scq < 0 || q->rcq < 0)
+		return;
+	/* The provider's QPs clean their CQs: bare CQs are for bare QPs. */
+	q->is_raw |= F.cq[q->scq].is_raw | F.cq[q->rcq].is_raw;
+	a.qp_type = pick_qp_type(&valid);
+	a.send_cq = F.cq[q->scq].cq;
+	a.recv_cq = F.cq[q->rcq].cq;
+	a.srq = q->srq >= 0 ? F.srq[q->srq].srq : NULL;
+	a.sq_sig_all = rnd(2);
+	qp_caps(&a.cap, q->srq >= 0, &valid);
+	begin("create_qp qp%d %s type %d pd%d cq%d cq%d srq%d wr %u/%u sge %u/%u inline %u",
+	      s, q->is_raw ? "raw" : "provider", a.qp_type, q->pd, q->scq,
+	      q->rcq, q->srq, a.cap.max_send_wr, a.cap.max_recv_wr,
+	      a.cap.max_send_sge, a.cap.max_recv_sge, a.cap.max_inline_data);
+	if (answer(qp_make(s, &a), valid ? VALID : REFUSED))
+		return;
+	F.pd[q->pd].users++;
+	F.cq[q->scq].users++;
+	F.cq[q->rcq].users++;
+	if (q->srq >= 0)
+		F.srq[q->srq].users++;
+	set_live(K_QP, s, 1);
+	if (a.cap.max_send_wr > BIG || a.cap.max_recv_wr > BIG)
+		destroy(K_QP, s);
+}
+
+static void op_query_qp(void)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	int s = pick(K_QP, 1);
+
+	if (s < 0)
+		return;
+	begin("query_qp qp%d", s);
+	answer(ibv_query_qp(F.qp[s].qp, &attr, (IBV_QP_DEST_QPN << 1) - 1,
+			    &init), A_OK);
+}
+
+/* An address: mostly ours (valid), or a multicast GID, or noise. */
+static void random_ah(struct ibv_ah_attr *ah, int *valid)
+{
+	*ah = (struct ibv_ah_attr){
+		.is_global = rnd(16) != 0, .port_num = rnd(16) ? 1 : rnd(256),
+		.sl = rnd(16), .static_rate = rnd(8) ? 0 : rnd(32),
+		.dlid = rnd(65536), .src_path_bits = rnd(2) ? 0 : rnd(256),
+		.grh = {
+			.dgid = F.gid, .flow_label = rnd(1 << 21),
+			.sgid_index = rnd(8) ? (uint32_t)F.gid_index : rnd(256),
+			.hop_limit = rnd(256), .traffic_class = rnd(256),
+		},
+	};
+	*valid &= ah->is_global && ah->port_num == 1 && !ah->static_rate &&
+		  ah->grh.sgid_index == F.gid_index &&
+		  ah->grh.flow_label < (1 << 20);
+	switch (rnd(16)) {
+	case 0:
+		ah->grh.dgid.raw[0] = 0xff;
+		ah->grh.dgid.raw[1] = 0x0e;
+		*valid = 0;
+		break;
+	case 1:
+		ah->grh.dgid.global.subnet_prefix = next(&F.rng);
+		ah->grh.dgid.global.interface_id = next(&F.rng);
+		*valid = 0;
+	}
+}
+
+/* Attributes for any transition, some of them out of range. */
+static void random_qp_attr(struct ibv_qp_attr *a)
+{
+	int ignored = 1, s = pick(K_QP, 1);
+
+	*a = (struct ibv_qp_attr){
+		.qp_state = rnd(9), .cur_qp_state = rnd(9),
+		.path_mtu = rnd(8), .qkey = next(&F.rng),
+		.rq_psn = next(&F.rng), .sq_psn = next(&F.rng),
+		.dest_qp_num = s >= 0 && rnd(2) ? F.qp[s].qp->qp_num :
+			       (uint32_t)next(&F.rng),
+		.qp_access_flags = rnd(2) ? rnd(16) : next(&F.rng),
+		.pkey_index = rnd(4) ? 0 : rnd(65536),
+		.alt_pkey_index = rnd(65536),
+		.en_sqd_async_notify = rnd(2), .sq_draining = rnd(2),
+		.max_rd_atomic = rnd(2) ? rnd(4) : rnd(256),
+		.max_dest_rd_atomic = rnd(2) ? rnd(4) : rnd(256),
+		.min_rnr_timer = rnd(256), .port_num = rnd(8) ? 1 : rnd(256),
+		.timeout = rnd(256), .retry_cnt = rnd(256),
+		.rnr_retry = rnd(256), .alt_port_num = rnd(256),
+		.alt_timeout = rnd(256), .rate_limit = rnd(8) ? 0 : rnd(1000),
+	};
+	random_ah(&a->ah_attr, &ignored);
+	random_ah(&a->alt_ah_attr, &ignored);
+	qp_caps(&a->cap, 0, &ignored);
+}
+
+static void op_modify_qp(void)
+{
+	struct ibv_qp_attr a;
+	int s = pick(K_QP, 1), mask;
+
+	if (s < 0)
+		return;
+	random_qp_attr(&a);
+	mask = rnd(4) ? IBV_QP_STATE | (int)rnd(IBV_QP_RATE_LIMIT << 1) :
+			1 << rnd(27);
+	begin("modify_qp qp%d state %d mask %#x mtu %d dest %#x port %d access %#x sgid %d",
+	      s, a.qp_state, mask, a.path_mtu, a.dest_qp_num, a.port_num,
+	      a.qp_access_flags, a.ah_attr.grh.sgid_index);
+	answer(qp_modify(s, &a, mask), REFUSED);
+}
+
+/* raw_qp_connect's modify: the provider's or the bare command. */
+static int modify_fn(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	return qp == F.qp[F.connecting].qp ?
+	       qp_modify(F.connecting, attr, mask) : EINVAL;
+}
+
+/* A UD QP through INIT and RTR to RTS. */
+static int ud_ready(int s)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111,
+	};
+	int err;
+
+	err = qp_modify(s, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			IBV_QP_QKEY);
+	a.qp_state = IBV_QPS_RTR;
+	err = err ?: qp_modify(s, &a, IBV_QP_STATE);
+	a.qp_state = IBV_QPS_RTS;
+	return err ?: qp_modify(s, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+/* A QP in RESET connected, the right way, to one of the same type. */
+static void op_connect(void)
+{
+	int s = pick(K_QP, 1), t, i, state, err;
+	struct ibv_qp *qp;
+
+	if (s < 0)
+		return;
+	qp = F.qp[s].qp;
+	if (qp->qp_type != IBV_QPT_RC && qp->qp_type != IBV_QPT_UC &&
+	    qp->qp_type != IBV_QPT_UD)
+		return;
+	for (t = pick(K_QP, 1), i = 0; i < 4; i++, t = pick(K_QP, 1))
+		if (F.qp[t].qp->qp_type == qp->qp_type)
+			break;
+	if (F.qp[t].qp->qp_type != qp->qp_type)
+		t = s;
+	state = raw_qp_state(qp);
+	begin("connect qp%d (type %d, state %d) to qp%d", s, qp->qp_type,
+	      state, t);
+	F.connecting = s;
+	if (qp->qp_type == IBV_QPT_UD)
+		err = ud_ready(s);
+	else
+		err = raw_qp_connect(qp, modify_fn, F.qp[t].qp->qp_num,
+				     F.gid_index);
+	answer(err, state == IBV_QPS_RESET ? A_OK : REFUSED);
+}
+
+/* RESET or ERR: from any state. */
+static void op_reset(void)
+{
+	struct ibv_qp_attr a = { .qp_state = rnd(2) ? IBV_QPS_RESET :
+						      IBV_QPS_ERR };
+	int s = pick(K_QP, 1);
+
+	if (s < 0)
+		return;
+	begin("modify_qp qp%d to %s", s, a.qp_state ? "ERR" : "RESET");
+	answer(qp_modify(s, &a, IBV_QP_STATE), A_OK);
+}
+
+/* --- SRQs, MRs, AHs ------------------------------------------------------ */
+
+static int srq_destroy(int s)
+{
+	struct srq_slot *q = &F.srq[s];
+	int err;
+
+	err = q->is_raw ? ibv_cmd_destroy_srq(q->srq) : ibv_destroy_srq(q->srq);
+	if (err)
+		return err;
+	ring_unmap(&q->ring);
+	child_live(K_SRQ, s, q->pd, 0);
+	return 0;
+}
+
+static void op_create_srq(void)
+{
+	struct ibv_srq_init_attr a = {};
+	int s = pick(K_SRQ, 0), valid = 1, err;
+	struct srq_slot *q;
+
+	if (s < 0)
+		return;
+	q = &F.srq[s];
+	q->pd = pick(K_PD, 1);
+	if (q->pd < 0)
+		return;
+	q->is_raw = rnd(2);
+	a.attr.max_wr = pick_count(F.dev.max_srq_wr, &valid);
+	a.attr.max_sge = pick_count(F.dev.max_srq_sge, &valid);
+	a.attr.srq_limit = rnd(2) ? 0 : rnd(2) ? rnd(a.attr.max_wr) :
+					 (uint32_t)next(&F.rng);
+	valid &= a.attr.srq_limit < a.attr.max_wr;
+	begin("create_srq srq%d %s pd%d wr %u sge %u limit %u", s,
+	      q->is_raw ? "raw" : "provider", q->pd, a.attr.max_wr,
+	      a.attr.max_sge, a.attr.srq_limit);
+	if (q->is_raw) {
+		memset(&q->raw, 0, sizeof(q->raw));
+		err = raw_srq_create(F.pd[q->pd].pd, &a, &q->raw, &q->ring);
+		q->srq = err ? NULL : &q->raw;
+	} else {
+		q->srq = ibv_create_srq(F.pd[q->pd].pd, &a);
+		err = q->srq ? 0 : errno;
+	}
+	if (answer(err, valid ? VALID : REFUSED))
+		return;
+	q->users = 0;
+	child_live(K_SRQ, s, q->pd, 1);
+	if (a.attr.max_wr > BIG)
+		destroy(K_SRQ, s);
+}
+
+static void op_modify_srq(void)
+{
+	struct ibv_srq_attr a = {
+		.max_wr = rnd(64), .srq_limit = rnd(2) ? rnd(16) : rnd(65536),
+	};
+	int s = pick(K_SRQ, 1), mask = rnd(4);
+
+	if (s < 0)
+		return;
+	begin("modify_srq srq%d mask %#x wr %u limit %u", s, mask, a.max_wr,
+	      a.srq_limit);
+	answer(ibv_modify_srq(F.srq[s].srq, &a, mask), REFUSED);
+}
+
+/*
+ * The arena's pages: 0-31 and 48-63 read-write, 32-39 not mapped, 40-43
+ * without access, 44-47 read-only.  May @page be pinned for @write?
+ */
+static int page_ok(long page, int write)
+{
+	if (page < 0 || page >= ARENA_PAGES)
+		return 0;
+	if (page < 32 || page >= 48)
+		return 1;
+	return page >= 44 && !write;
+}
+
+static int arena_init(void)
+{
+	size_t ps = F.page;
+
+	F.arena = mmap(NULL, ARENA_PAGES * ps, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (F.arena == MAP_FAILED)
+		return errno;
+	memset(F.arena, 0x5a, ARENA_PAGES * ps);
+	if (munmap(F.arena + 32 * ps, 8 * ps) ||
+	    mprotect(F.arena + 40 * ps, 4 * ps, PROT_NONE) ||
+	    mprotect(F.arena + 44 * ps, 4 * ps, PROT_READ))
+		return errno;
+	return 0;
+}
+
+/* A range of the arena, or an address no process has. */
+static char *pick_range(size_t *len, int *valid, int write)
+{
+	static const uintptr_t odd[] = {
+		0, 4096, 0xffffffff81000000ull, 0x0000800000000000ull,
+	};
+	long first, last;
+	char *addr;
+
+	if (!rnd(16)) {
+		*valid = 0;
+		*len = rnd(2) ? F.page : (size_t)next(&F.rng);
+		return (char *)odd[rnd(ARRAY_SIZE(odd))];
+	}
+	addr = F.arena + rnd(ARENA_PAGES) * F.page +
+	       (rnd(4) ? 0 : rnd(F.page));
+	*len = rnd(32) ? 1 + rnd(rnd(2) ? F.page : 16 * F.page) :
+			 (size_t)next(&F.rng);
+	*valid &= *len < (1u << 30);
+	if (!*valid)
+		return addr;
+	first = (addr - F.arena) / F.page;
+	last = (addr + *len - 1 - F.arena) / F.page;
+	for (; first <= last; first++)
+		*valid &= page_ok(first, write);
+	return addr;
+}
+
+static void op_reg_mr(void)
+{
+	static const int access[] = {
+		0, IBV_ACCESS_LOCAL_WRITE,
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		IBV_ACCESS_REMOTE_READ,
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
+		IBV_ACCESS_REMOTE_READ,
+	};
+	int s = pick(K_MR, 0), pd = pick(K_PD, 1), valid, acc, iova;
+	size_t len, i;
+	char *addr;
+
+	if (s < 0 || pd < 0)
+		return;
+	acc = rnd(8) ? access[rnd(ARRAY_SIZE(access))] : (int)next(&F.rng);
+	for (i = 0, valid = 0; i < ARRAY_SIZE(access); i++)
+		valid |= acc == access[i];
+	addr = pick_range(&len, &valid, acc & ~IBV_ACCESS_REMOTE_READ);
+	iova = !rnd(4);
+	begin("reg_mr mr%d pd%d addr %p (page %ld) len %#zx access %#x%s", s,
+	      pd, addr, (long)(addr - F.arena) / (long)F.page, len, acc,
+	      iova ? " iova" : "");
+	/* An IOVA keeps the address's offset in its page, as it must. */
+	F.mr[s].mr = iova ? ibv_reg_mr_iova(F.pd[pd].pd, addr, len,
+					    (next(&F.rng) & 0xfffffffff000ull) |
+					    ((uintptr_t)addr & 0xfff), acc) :
+			    ibv_reg_mr(F.pd[pd].pd, addr, len, acc);
+	if (answer(F.mr[s].mr ? 0 : errno, valid ? VALID : ANY))
+		return;
+	F.mr[s].pd = pd;
+	child_live(K_MR, s, pd, 1);
+}
+
+static int mr_dereg(int s)
+{
+	int err = ibv_dereg_mr(F.mr[s].mr);
+
+	if (err)
+		return err;
+	child_live(K_MR, s, F.mr[s].pd, 0);
+	return 0;
+}
+
+static void op_create_ah(void)
+{
+	int s = pick(K_AH, 0), pd = pick(K_PD, 1), valid = 1;
+	struct ibv_ah_attr a;
+
+	if (s < 0 || pd < 0)
+		return;
+	random_ah(&a, &valid);
+	begin("create_ah ah%d pd%d global %d port %d sgid %d rate %d dgid %02x%02x..%02x%02x",
+	      s, pd, a.is_global, a.port_num, a.grh.sgid_index,
+	      a.static_rate, a.grh.dgid.raw[0], a.grh.dgid.raw[1],
+	      a.grh.dgid.raw[14], a.grh.dgid.raw[15]);
+	F.ah[s].ah = ibv_create_ah(F.pd[pd].pd, &a);
+	if (answer(F.ah[s].ah ? 0 : errno, valid ? VALID : REFUSED))
+		return;
+	F.ah[s].pd = pd;
+	child_live(K_AH, s, pd, 1);
+}
+
+static int ah_destroy(int s)
+{
+	int err = ibv_destroy_ah(F.ah[s].ah);
+
+	if (err)
+		return err;
+	child_live(K_AH, s, F.ah[s].pd, 0);
+	return 0;
+}
+
+/* --- Destroying, in any order ------------------------------------------- */
+
+static int (*const destroyers[K_N])(int s) = {
+	[K_PD] = pd_dealloc, [K_CQ] = cq_destroy, [K_QP] = qp_destroy,
+	[K_SRQ] = srq_destroy, [K_MR] = mr_dereg, [K_AH] = ah_destroy,
+};
+
+static const char *const kind_names[K_N] = {
+	[K_PD] = "pd", [K_CQ] = "cq", [K_QP] = "qp", [K_SRQ] = "srq",
+	[K_MR] = "mr", [K_AH] = "ah",
+};
+
+/* A parent with children is busy: QPs on a CQ, an SRQ or a PD, ... */
+static int users(int kind, int s)
+{
+	switch (kind) {
+	case K_PD:
+		return F.pd[s].users;
+	case K_CQ:
+		return F.cq[s].users;
+	case K_SRQ:
+		return F.srq[s].users;
+	}
+	return 0;
+}
+
+static void destroy(int kind, int s)
+{
+	int n = users(kind, s);
+
+	begin("destroy %s%d (%d users)", kind_names[kind], s, n);
+	answer(destroyers[kind](s), n ? A_EBUSY : A_OK);
+}
+
+/* Any object, a QP or an MR more often than a PD. */
+static void op_destroy(void)
+{
+	static const int weight[K_N] = {
+		[K_PD] = 2, [K_CQ] = 3, [K_QP] = 4, [K_SRQ] = 2, [K_MR] = 4,
+		[K_AH] = 2,
+	};
+	int kind, r = rnd(17), s;
+
+	for (kind = 0; r >= weight[kind]; kind++)
+		r -= weight[kind];
+	s = pick(kind, 1);
+	if (s >= 0)
+		destroy(kind, s);
+}
+
+/* --- Work requests --------------------------------------------------------- */
+
+/*
+ * May user space read @len bytes at @addr?  Only in the arena: an MR that
+ * the kernel took past it may cover a ring unmapped since.
+ */
+static int arena_readable(uint64_t addr, uint64_t len)
+{
+	uint64_t start = (uintptr_t)F.arena, page;
+
+	if (addr < start || len > ARENA_PAGES * F.page ||
+	    addr - start + len > ARENA_PAGES * F.page)
+		return 0;
+	for (page = (addr - start) / F.page;
+	     len && page <= (addr - start + len - 1) / F.page; page++)
+		if (!page_ok(page, 0))
+			return 0;
+	return 1;
+}
+
+/*
+ * An SGE in a registered MR, or anywhere with any key.  Returns 1 when
+ * user space may read what it names.
+ */
+static int random_sge(struct ibv_sge *sge)
+{
+	int m = pick(K_MR, 1);
+	struct ibv_mr *mr;
+	size_t off;
+
+	if (m < 0 || !rnd(8)) {
+		*sge = (struct ibv_sge){
+			.addr = next(&F.rng), .length = rnd(8192),
+			.lkey = next(&F.rng),
+		};
+		return 0;
+	}
+	mr = F.mr[m].mr;
+	off = rnd(mr->length);
+	*sge = (struct ibv_sge){
+		.addr = (uintptr_t)mr->addr + off,
+		.length = rnd(mr->length - off + 1), .lkey = mr->lkey,
+	};
+	return arena_readable(sge->addr, sge->length);
+}
+
+static void random_send_wr(struct ibv_send_wr *wr, struct ibv_sge *sge)
+{
+	static const enum ibv_wr_opcode ops[] = {
+		IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE,
+		IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ,
+		IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
+		IBV_WR_SEND_WITH_INV,
+	};
+	int m = pick(K_MR, 1), a = pick(K_AH, 1), q = pick(K_QP, 1), i;
+	int readable = 1;
+
+	*wr = (struct ibv_send_wr){
+		.wr_id = next(&F.rng),
+		.opcode = rnd(8) ? ops[rnd(ARRAY_SIZE(ops))] : rnd(256),
+		.num_sge = rnd(8) ? rnd(4) : rnd(MAX_SGE + 1),
+		.sg_list = sge, .send_flags = rnd(16),
+		.imm_data = next(&F.rng),
+	};
+	for (i = 0; i < wr->num_sge; i++)
+		readable &= random_sge(&sge[i]);
+	/* The provider copies inline data itself: only from real memory. */
+	if (!readable)
+		wr->send_flags &= ~IBV_SEND_INLINE;
+	switch (rnd(3)) {
+	case 0:
+		wr->wr.rdma.remote_addr = m >= 0 && rnd(4) ?
+			(uintptr_t)F.mr[m].mr->addr : next(&F.rng);
+		wr->wr.rdma.rkey = m >= 0 && rnd(4) ? F.mr[m].mr->rkey :
+						    next(&F.rng);
+		break;
+	case 1:
+		wr->wr.atomic.remote_addr = m >= 0 && rnd(4) ?
+			(uintptr_t)F.mr[m].mr->addr + rnd(8) * 8 :
+			next(&F.rng);
+		wr->wr.atomic.rkey = m >= 0 ? F.mr[m].mr->rkey : next(&F.rng);
+		wr->wr.atomic.compare_add = next(&F.rng);
+		wr->wr.atomic.swap = next(&F.rng);
+		break;
+	default:
+		wr->wr.ud.ah = a >= 0 ? F.ah[a].ah : NULL;
+		wr->wr.ud.remote_qpn = q >= 0 ? F.qp[q].qp->qp_num :
+						(uint32_t)next(&F.rng);
+		wr->wr.ud.remote_qkey = rnd(2) ? 0x11111111 : next(&F.rng);
+	}
+}
+
+/* WRs through the provider: a chain of 1 to 3 sends, or receives. */
+static void op_post(void)
+{
+	struct ibv_sge sge[3][MAX_SGE];
+	struct ibv_send_wr swr[3], *sbad;
+	struct ibv_recv_wr rwr[3], *rbad;
+	int s = pick(K_QP, 1), n = 1 + rnd(3), i, j;
+	struct qp_slot *q;
+
+	if (s < 0 || F.qp[s].is_raw)
+		return;
+	q = &F.qp[s];
+	if (rnd(2)) {
+		for (i = 0; i < n; i++) {
+			random_send_wr(&swr[i], sge[i]);
+			swr[i].next = i + 1 < n ? &swr[i + 1] : NULL;
+		}
+		begin("post_send qp%d %d WRs opcode %d sges %d flags %#x", s,
+		      n, swr[0].opcode, swr[0].num_sge, swr[0].send_flags);
+		answer(ibv_post_send(q->qp, swr, &sbad), REFUSED);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		rwr[i] = (struct ibv_recv_wr){
+			.wr_id = next(&F.rng), .sg_list = sge[i],
+			.num_sge = rnd(8) ? rnd(4) : rnd(MAX_SGE + 1),
+			.next = i + 1 < n ? &rwr[i + 1] : NULL,
+		};
+		for (j = 0; j < rwr[i].num_sge; j++)
+			random_sge(&sge[i][j]);
+	}
+	begin("post_recv qp%d%s %d WRs sges %d", s, q->srq >= 0 ? " srq" : "",
+	      n, rwr[0].num_sge);
+	if (q->srq >= 0 && !F.srq[q->srq].is_raw)
+		answer(ibv_post_srq_recv(F.srq[q->srq].srq, rwr, &rbad),
+		       REFUSED);
+	else
+		answer(ibv_post_recv(q->qp, rwr, &rbad), REFUSED);
+}
+
+/* A WQE header and as many SGEs as the entry has room for. */
+static void raw_wqe(struct ring *r, int send)
+{
+	char *e = ring_slot(r, r->index);
+	size_t hdr = send ? sizeof(struct softhca_send_wqe) :
+			    sizeof(struct softhca_recv_wqe);
+	struct softhca_sge *sge = (struct softhca_sge *)(e + hdr);
+	struct ibv_sge sg;
+	size_t i, room = (r->map.entry_size - hdr) / sizeof(*sge);
+	uint64_t *words = (uint64_t *)e;
+
+	for (i = 0; i < hdr / 8; i++)
+		words[i] = rnd(4) ? 0 : next(&F.rng);
+	if (send) {
+		struct softhca_send_wqe *w = (void *)e;
+
+		w->opcode = rnd(8) ? rnd(IBV_WR_SEND_WITH_INV + 1) : rnd(256);
+		w->flags = rnd(16);
+		w->num_sge = rnd(8) ? rnd(room + 1) : rnd(256);
+	} else {
+		((struct softhca_recv_wqe *)e)->num_sge =
+			rnd(8) ? rnd(room + 1) : (uint32_t)next(&F.rng);
+	}
+	for (i = 0; i < room && i < 4; i++) {
+		random_sge(&sg);
+		sge[i] = (struct softhca_sge){ .addr = sg.addr,
+					       .length = sg.length,
+					       .lkey = sg.lkey };
+	}
+}
+
+/* WQEs written straight into a bare QP's or SRQ's ring, then a doorbell. */
+static void op_raw_post(void)
+{
+	struct ibv_recv_wr *rbad;
+	int s = pick(K_QP, 1), n = 1 + rnd(4), i, send = rnd(2);
+	struct qp_slot *q;
+	struct ring *r;
+
+	if (s < 0 || !F.qp[s].is_raw)
+		return;
+	q = &F.qp[s];
+	r = send ? &q->sq : &q->rq;
+	/* A provider's SRQ is the provider's to write. */
+	if (!send && q->srq >= 0)
+		r = F.srq[q->srq].is_raw ? &F.srq[q->srq].ring : NULL;
+	if (!r || !r->ctrl)
+		return;
+	for (i = 0; i < n; i++) {
+		raw_wqe(r, send);
+		ring_publish(r, 1);
+	}
+	begin("raw %s qp%d %d WQEs producer %u", send ? "send" : "recv", s, n,
+	      r->index);
+	answer(send ? raw_doorbell(q->qp) : ibv_cmd_post_recv(q->qp, NULL,
+							      &rbad),
+	       REFUSED);
+}
+
+/* A random write over a ring: an index, a WQE or CQE header, any word. */
+static void scribble(struct ring *r, uint64_t *rng)
+{
+	uint64_t x = next(rng);
+	uint32_t *w = (uint32_t *)r->ctrl;
+	int8_t delta = x >> 8;
+
+	switch (x % 6) {
+	case 0:
+		__atomic_store_n(&r->ctrl->producer, r->index + delta,
+				 __ATOMIC_RELEASE);
+		break;
+	case 1:
+		__atomic_store_n(&r->ctrl->consumer, r->index + delta,
+				 __ATOMIC_RELEASE);
+		break;
+	case 2:
+		r->ctrl->arm = x >> 32;
+		r->ctrl->doorbell = x >> 40;
+		break;
+	case 3:
+		memcpy(ring_slot(r, x >> 16), &x, sizeof(x));
+		break;
+	default:
+		w[(x >> 16) % (r->map.length / 4)] = x >> 32;
+	}
+}
+
+/* Random writes over a bare object's ring; a doorbell if it is a QP's. */
+static void op_scribble(void)
+{
+	int kind = rnd(3), s = pick(kind == 0 ? K_CQ : kind == 1 ? K_QP :
+				     K_SRQ, 1), n = 1 + rnd(8), i, err = 0;
+	struct ring *r;
+
+	if (s < 0)
+		return;
+	if (kind == 0)
+		r = F.cq[s].is_raw ? &F.cq[s].ring : NULL;
+	else if (kind == 1)
+		r = F.qp[s].is_raw ? rnd(2) ? &F.qp[s].sq : &F.qp[s].rq :
+				     NULL;
+	else
+		r = F.srq[s].is_raw ? &F.srq[s].ring : NULL;
+	if (!r || !r->ctrl)
+		return;
+	for (i = 0; i < n; i++)
+		scribble(r, &F.rng);
+	begin("scribble %s%d %d writes", kind == 0 ? "cq" : kind == 1 ?
+	      "qp" : "srq", s, n);
+	if (kind == 1)
+		err = raw_doorbell(F.qp[s].qp);
+	answer(err, REFUSED);
+}
+
+/* --- Garbage commands --------------------------------------------------- */
+
+/* A write() command of any number and size; its handles name nothing. */
+static void op_garbage_write(void)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		uint32_t words[16];
+	} b;
+	size_t len = sizeof(b.hdr) + 4 * rnd(17), i;
+	ssize_t ret;
+
+	b.hdr.command = rnd(4) ? rnd(64) : (uint32_t)next(&F.rng);
+	b.hdr.in_words = rnd(4) ? rnd(18) : rnd(65536);
+	b.hdr.out_words = rnd(4) ? rnd(18) : rnd(65536);
+	for (i = 0; i < ARRAY_SIZE(b.words); i++)
+		b.words[i] = high32();
+	begin("write command %#x in %u out %u len %zu", b.hdr.command,
+	      b.hdr.in_words, b.hdr.out_words, len);
+	ret = write(F.ctx->cmd_fd, &b, len);
+	answer(ret < 0 ? errno : 0, ANY);
+}
+
+/* An ioctl() method of any object, with attributes of any id and size. */
+static void op_garbage_ioctl(void)
+{
+	static uint32_t garbage[64];
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attrs[4];
+	} b = {};
+	int n = rnd(5), i;
+
+	for (i = 0; i < (int)ARRAY_SIZE(garbage); i++)
+		garbage[i] = high32();
+	b.hdr = (struct ib_uverbs_ioctl_hdr){
+		.length = sizeof(b.hdr) + n * sizeof(b.attrs[0]),
+		.object_id = rnd(2) ? rnd(32) : (1 << 12) | rnd(8),
+		.method_id = rnd(2) ? rnd(16) : (1 << 12) | rnd(8),
+		.num_attrs = rnd(8) ? (uint32_t)n : rnd(65536),
+		.driver_id = rnd(8) ? SOFTHCA_DRIVER_ID : next(&F.rng),
+	};
+	for (i = 0; i < n; i++) {
+		b.attrs[i] = (struct ib_uverbs_attr){
+			.attr_id = rnd(2) ? rnd(16) : (1 << 12) | rnd(8),
+			.len = rnd(4) ? rnd(9) : rnd(sizeof(garbage) + 1),
+			.flags = rnd(2),
+		};
+		b.attrs[i].data = b.attrs[i].len <= 8 || rnd(8) ?
+			((uint64_t)high32() << 32 | high32()) :
+			(uintptr_t)garbage;
+	}
+	begin("ioctl object %#x method %#x attrs %u", b.hdr.object_id,
+	      b.hdr.method_id, b.hdr.num_attrs);
+	answer(ioctl(F.ctx->cmd_fd, RDMA_VERBS_IOCTL, &b) < 0 ? errno : 0,
+	       ANY);
+}
+
+/* --- The racing threads ------------------------------------------------- */
+
+static void pair_down(void)
+{
+	pthread_mutex_lock(&F.lock);
+	if (F.pair_live)
+		pair_destroy(&F.pair);
+	F.pair_live = 0;
+	pthread_mutex_unlock(&F.lock);
+}
+
+/* A fresh pair is a valid call: it must succeed, whatever went before. */
+static int pair_up(uint64_t *rng)
+{
+	int err;
+
+	pthread_mutex_lock(&F.lock);
+	err = pair_create(&F.pair, F.ctx, F.tpd, F.gid_index, next(rng) & 1);
+	F.pair_live = !err;
+	pthread_mutex_unlock(&F.lock);
+	F.pairs++;
+	if (err && err != ENOMEM) {
+		__atomic_add_fetch(&F.unexpected, 1, __ATOMIC_RELAXED);
+		log_line("traffic: pair_create -> %s UNEXPECTED\n",
+			 err_name(err));
+	}
+	return err;
+}
+
+/* Room for another WQE in @r, as far as its consumer index says. */
+static int room(struct ring *r)
+{
+	return r->ctrl && r->index - __atomic_load_n(&r->ctrl->consumer,
+						     __ATOMIC_ACQUIRE) <
+	       PAIR_DEPTH / 2;
+}
+
+/*
+ * Each QP of the pair sends to the other; then the CQ is polled.
+ * Return: how many sends it posted.
+ */
+static int pair_step(uint64_t *rng)
+{
+	struct pair *p = &F.pair;
+	int i, n = 0;
+
+	for (i = 0; i < 2; i++) {
+		if (!room(&p->sq[i]) ||
+		    !room(p->srqr.ctrl ? &p->srqr : &p->rq[!i]))
+			continue;
+		pair_recv_wqe(p, !i, 1);
+		pair_send_wqe(p, i, next(rng) & 1 ? IBV_WR_SEND :
+				    IBV_WR_SEND_WITH_IMM);
+		ring_publish(&p->sq[i], 1);
+		if (__atomic_load_n(&p->sq[i].ctrl->doorbell,
+				    __ATOMIC_SEQ_CST) || !(next(rng) & 7))
+			raw_doorbell(&p->qp[i]);
+		n++;
+	}
+	F.sends += n;
+	F.cqes += pair_poll(p);
+	return n;
+}
+
+/*
+ * Traffic between the two QPs of a pair in loopback; a pair that the
+ * scribbler broke (a QP in error, or no room left in its rings as far as
+ * their indices say) or that has had its time is replaced.
+ */
+static void *traffic(void *arg)
+{
+	uint64_t rng = F.seed ^ 0x7472616666696321ull;
+	unsigned long since = 0, idle = 0;
+
+	(void)arg;
+	while (!F.stop) {
+		F.steps++;
+		if (!F.pair_live) {
+			if (pair_up(&rng))
+				usleep(10000);
+			since = idle = 0;
+			continue;
+		}
+		/*
+		 * A pause either way, longer with full queues: the engine's
+		 * turn, and the fuzzer's, on a guest of two CPUs.
+		 */
+		if (pair_step(&rng)) {
+			idle = 0;
+			usleep(100);
+		} else {
+			idle++;
+			usleep(500);
+		}
+		if (++since % 64 == 0 &&
+		    (idle > 256 || since > 2048 ||
+		     raw_qp_state(&F.pair.qp[0]) == IBV_QPS_ERR ||
+		     raw_qp_state(&F.pair.qp[1]) == IBV_QPS_ERR))
+			pair_down();
+	}
+	pair_down();
+	return NULL;
+}
+
+/* Random writes over the pair's rings while the traffic runs. */
+static void *scribbler(void *arg)
+{
+	uint64_t rng = F.seed ^ 0x7363726962626c65ull;
+	struct pair *p = &F.pair;
+	struct ring *rings[] = { &p->cqr, &p->sq[0], &p->sq[1], &p->rq[0],
+				 &p->rq[1], &p->srqr };
+	uint64_t x;
+	int n;
+
+	(void)arg;
+	while (!F.stop) {
+		pthread_mutex_lock(&F.lock);
+		for (n = 1 + next(&rng) % 4; F.pair_live && n; n--) {
+			x = next(&rng);
+			if (rings[x % ARRAY_SIZE(rings)]->ctrl) {
+				scribble(rings[x % ARRAY_SIZE(rings)], &rng);
+				F.scribbles++;
+			}
+		}
+		pthread_mutex_unlock(&F.lock);
+		x = next(&rng);
+		usleep(x & 1 ? (x >> 8) % 2000 : (x >> 8) % 50000);
+	}
+	return NULL;
+}
+
+/* Takes and acknowledges every async event, so that destroys never wait. */
+static void *events(void *arg)
+{
+	struct pollfd pfd = { .fd = F.ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+
+	(void)arg;
+	while (!F.stop_events) {
+		if (poll(&pfd, 1, 100) <= 0 ||
+		    ibv_get_async_event(F.ctx, &ev))
+			continue;
+		F.events++;
+		ibv_ack_async_event(&ev);
+	}
+	return NULL;
+}
+
+/* No call may take STALL_S seconds: a hang is logged, and fails the run. */
+static void *watchdog(void *arg)
+{
+	unsigned long op = F.op, steps = F.steps;
+	int still = 0;
+
+	(void)arg;
+	while (!F.stop_watchdog) {
+		sleep(1);
+		if (op != F.op || (steps != F.steps && !F.stop)) {
+			op = F.op;
+			steps = F.steps;
+			still = 0;
+		} else if (++still >= STALL_S) {
+			log_line("HANG: op %lu (%s) or the traffic step %lu took over %d s\n",
+				 F.op, F.what, F.steps, STALL_S);
+			fprintf(stderr, "worker %d: hang in op %lu: %s\n",
+				F.index, F.op, F.what);
+			_exit(3);
+		}
+	}
+	return NULL;
+}
+
+/* --- A worker ------------------------------------------------------------- */
+
+static const struct {
+	void (*fn)(void);
+	int weight;
+} ops[] = {
+	{ op_alloc_pd, 2 }, { op_create_cq, 4 }, { op_resize_cq, 2 },
+	{ op_poll, 8 }, { op_create_qp, 6 }, { op_query_qp, 2 },
+	{ op_modify_qp, 8 }, { op_connect, 5 }, { op_reset, 3 },
+	{ op_create_srq, 2 }, { op_modify_srq, 1 }, { op_reg_mr, 5 },
+	{ op_create_ah, 2 }, { op_destroy, 17 }, { op_post, 10 },
+	{ op_raw_post, 8 }, { op_scribble, 4 }, { op_garbage_write, 3 },
+	{ op_garbage_ioctl, 3 },
+};
+
+static void run_op(void)
+{
+	int total = 0, r;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ops); i++)
+		total += ops[i].weight;
+	r = rnd(total);
+	for (i = 0; r >= ops[i].weight; i++)
+		r -= ops[i].weight;
+	ops[i].fn();
+}
+
+/* Children before parents; every destroy must succeed now. */
+static void cleanup(void)
+{
+	static const int order[] = { K_QP, K_AH, K_MR, K_SRQ, K_CQ, K_PD };
+	size_t i;
+	int s;
+
+	for (i = 0; i < ARRAY_SIZE(order); i++)
+		for (s = 0; s < nslots[order[i]]; s++)
+			if (F.live[order[i]] & (1u << s))
+				destroy(order[i], s);
+}
+
+/* The process still works: fresh pairs, with and without an SRQ. */
+static void final_check(void)
+{
+	struct pair p;
+	int srq, err;
+
+	for (srq = 0; srq < 2; srq++) {
+		begin("final: a fresh pair%s, a SEND, its data compared",
+		      srq ? " on an SRQ" : "");
+		err = pair_create(&p, F.ctx, F.tpd, F.gid_index, srq);
+		if (!err && !pair_send_checked(&p))
+			err = EIO;
+		if (!err)
+			pair_destroy(&p);
+		answer(err, A_OK);
+	}
+}
+
+static int setup(const char *dev_name, const char *dir)
+{
+	struct ibv_device **list;
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/fuzz-uverbs.%d.log", dir, F.index);
+	F.log_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+	if (F.log_fd < 0) {
+		perror(path);
+		return 1;
+	}
+	log_line("worker %d seed %#" PRIx64 " pid %d\n", F.index, F.seed,
+		 getpid());
+	F.page = sysconf(_SC_PAGESIZE);
+	list = ibv_get_device_list(NULL);
+	F.ctx = tap_open(list, dev_name);
+	ibv_free_device_list(list);
+	if (!F.ctx || ibv_query_device(F.ctx, &F.dev) ||
+	    ibv_query_gid(F.ctx, 1, F.gid_index, &F.gid) ||
+	    arena_init() || !(F.tpd = ibv_alloc_pd(F.ctx))) {
+		fprintf(stderr, "worker %d: setup failed\n", F.index);
+		return 1;
+	}
+	return 0;
+}
+
+static int worker(const char *dev_name, const char *dir, unsigned long nops,
+		  time_t deadline)
+{
+	void *(*fns[])(void *) = { traffic, scribbler, events, watchdog };
+	pthread_t t[ARRAY_SIZE(fns)];
+	size_t i;
+
+	if (setup(dev_name, dir))
+		return 2;
+	for (i = 0; i < ARRAY_SIZE(fns); i++)
+		if (pthread_create(&t[i], NULL, fns[i], NULL))
+			return 2;
+	while (F.op < nops && (!deadline || time(NULL) < deadline))
+		run_op();
+	F.stop = 1;
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	final_check();
+	/* Half the workers leave their objects to the closing of the file. */
+	if (rnd(2))
+		cleanup();
+	else
+		log_line("leaving the pool to close()\n");
+	F.stop_events = F.stop_watchdog = 1;
+	pthread_join(t[2], NULL);
+	pthread_join(t[3], NULL);
+	log_line("worker %d: %lu ops, %lu unexpected; traffic: %lu pairs, %lu sends, %lu CQEs, %lu scribbles, %lu async events\n",
+		 F.index, F.op, F.unexpected, F.pairs, F.sends, F.cqes,
+		 F.scribbles, F.events);
+	printf("worker %d: %lu ops, %lu unexpected; traffic: %lu pairs, %lu sends, %lu CQEs, %lu scribbles, %lu async events\n",
+	       F.index, F.op, F.unexpected, F.pairs, F.sends, F.cqes,
+	       F.scribbles, F.events);
+	ibv_close_device(F.ctx);
+	return F.unexpected ? 1 : 0;
+}
+
+/* --- The campaign ----------------------------------------------------------- */
+
+static uint64_t worker_seed(uint64_t seed, int i)
+{
+	uint64_t s = seed + (uint64_t)i * 0x632be59bd9b4e019ull;
+
+	return next(&s);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct options {
+	const char *dev, *dir;
+	uint64_t seed;
+	unsigned long ops;
+	int procs, seconds, gid, only;
+};
+
+static int parse(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "dev", 1, NULL, 'd' }, { "gid", 1, NULL, 'g' },
+		{ "seed", 1, NULL, 's' }, { "ops", 1, NULL, 'n' },
+		{ "procs", 1, NULL, 'p' }, { "seconds", 1, NULL, 't' },
+		{ "log", 1, NULL, 'l' }, { "worker", 1, NULL, 'w' },
+		{}
+	};
+	int c;
+
+	*o = (struct options){
+		.dev = "softhca0", .dir = ".", .ops = 100000, .procs = 4,
+		.gid = 1, .only = -1,
+		.seed = (uint64_t)time(NULL) << 16 ^ getpid(),
+	};
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd': o->dev = optarg; break;
+		case 'g': o->gid = atoi(optarg); break;
+		case 's': o->seed = strtoull(optarg, NULL, 0); break;
+		case 'n': o->ops = strtoul(optarg, NULL, 0); break;
+		case 'p': o->procs = atoi(optarg); break;
+		case 't': o->seconds = atoi(optarg); break;
+		case 'l': o->dir = optarg; break;
+		case 'w': o->only = atoi(optarg); break;
+		default: return 1;
+		}
+	}
+	return optind != argc || o->procs < 1 || o->procs > 64 ||
+	       o->only >= o->procs;
+}
+
+static int run_worker(const struct options *o, int i, time_t deadline)
+{
+	F.index = i;
+	F.seed = worker_seed(o->seed, i);
+	F.rng = F.seed;
+	F.gid_index = o->gid;
+	return worker(o->dev, o->dir, o->ops / o->procs, deadline);
+}
+
+/* Waits for every worker; 0 when all exited with 0. */
+static int reap(int procs)
+{
+	int status, failed = 0, i;
+	pid_t pid;
+
+	for (i = 0; i < procs; i++) {
+		pid = wait(&status);
+		if (pid < 0)
+			break;
+		if (WIFEXITED(status) && !WEXITSTATUS(status))
+			continue;
+		failed++;
+		if (WIFSIGNALED(status))
+			printf("worker pid %d: killed by signal %d\n", pid,
+			       WTERMSIG(status));
+		else
+			printf("worker pid %d: exit %d\n", pid,
+			       WEXITSTATUS(status));
+	}
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	time_t deadline = 0;
+	unsigned long total = 0;
+	int i, started = 0, failed;
+	struct options o;
+	double t0;
+
+	if (parse(argc, argv, &o)) {
+		fprintf(stderr, "usage: %s [--dev DEV] [--gid INDEX] [--seed S] [--ops N] [--procs P] [--seconds T] [--log DIR] [--worker N]\n",
+			argv[0]);
+		return 2;
+	}
+	printf("fuzz-uverbs: seed %#" PRIx64 " procs %d ops %lu seconds %d log %s\n",
+	       o.seed, o.procs, o.ops, o.seconds, o.dir);
+	fflush(stdout);
+	op_counts = mmap(NULL, o.procs * sizeof(*op_counts),
+			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			 -1, 0);
+	if (op_counts == MAP_FAILED)
+		return 2;
+	if (o.seconds)
+		deadline = time(NULL) + o.seconds;
+	t0 = now();
+	for (i = 0; i < o.procs; i++) {
+		if (o.only >= 0 && i != o.only)
+			continue;
+		started++;
+		if (!fork())
+			exit(run_worker(&o, i, deadline));
+	}
+	failed = reap(started);
+	for (i = 0; i < o.procs; i++)
+		total += op_counts[i];
+	printf("fuzz-uverbs: seed %#" PRIx64 ": %lu ops in %.1f s (%.0f ops/s), %d of %d workers failed\n",
+	       o.seed, total, now() - t0, total / (now() - t0), failed,
+	       started);
+	return failed ? 1 : 0;
+}
