@@ -25,6 +25,7 @@
 
 struct shca_dev;
 struct shca_cmd;
+struct mem_cgroup;
 
 typedef int (*shca_cmd_fn)(struct shca_cmd *cmd);
 
@@ -84,6 +85,8 @@ struct shca_cmd {
 	void *ctx;
 	struct list_head slot_entry;
 	void *obj;
+	/* A verb's: its caller's memory cgroup, for the handler's charges. */
+	struct mem_cgroup *memcg;
 	union {
 		struct shca_cmd_verb verb;
 		struct shca_cmd_create_ah create_ah;

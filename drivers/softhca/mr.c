@@ -56,9 +56,11 @@ static int shca_mr_access_check(struct ib_device *ibdev, int access,
 static struct shca_mr *shca_mr_new(struct ib_pd *pd, enum shca_mr_kind kind,
 				   int access)
 {
+	/* A user MR is charged to its process, as its page list is. */
+	gfp_t gfp = kind == SHCA_MR_USER ? GFP_KERNEL_ACCOUNT : GFP_KERNEL;
 	struct shca_mr *mr;
 
-	mr = shca_fault() ? NULL : kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = shca_fault() ? NULL : kzalloc(sizeof(*mr), gfp);
 	if (!mr)
 		return NULL;
 	mr->pd = pd;
@@ -165,7 +167,7 @@ static int shca_mr_user_pages(struct shca_mr *mr)
 	size_t i = 0;
 
 	pages = shca_fault() ? NULL :
-		kvcalloc(npages, sizeof(*pages), GFP_KERNEL);
+		kvcalloc(npages, sizeof(*pages), GFP_KERNEL_ACCOUNT);
 	if (!pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {

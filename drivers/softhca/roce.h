@@ -164,7 +164,7 @@ bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 		       const void *data);
 void shca_roce_resp_ack(struct shca_qp *qp);
 void shca_roce_resp_reset(struct shca_qp *qp, u32 epsn);
-int shca_roce_resp_init(struct shca_qp *qp);
+int shca_roce_resp_init(struct shca_qp *qp, gfp_t gfp);
 void shca_roce_resp_destroy(struct shca_qp *qp);
 void shca_roce_resp_flush(struct shca_qp *qp);
 

@@ -602,16 +602,17 @@ void shca_roce_resp_reset(struct shca_qp *qp, u32 epsn)
 /**
  * shca_roce_resp_init() - allocate an RC responder's resources
  * @qp: the QP, being created
+ * @gfp: GFP_KERNEL, or GFP_KERNEL_ACCOUNT for a user QP
  *
  * Context: process context (the command queue); sleeps.
  * Return: 0 or -ENOMEM.
  */
-int shca_roce_resp_init(struct shca_qp *qp)
+int shca_roce_resp_init(struct shca_qp *qp, gfp_t gfp)
 {
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		return 0;
 	qp->resp.atomics = kcalloc(SHCA_MAX_RD_ATOMIC,
-				   sizeof(*qp->resp.atomics), GFP_KERNEL);
+				   sizeof(*qp->resp.atomics), gfp);
 	return qp->resp.atomics ? 0 : -ENOMEM;
 }
 
