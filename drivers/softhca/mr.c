@@ -346,6 +346,12 @@ static int shca_mr_set_page(struct ib_mr *ibmr, u64 addr)
  * Context: any, hard-irq included: fills the page list alloc_mr
  * allocated, and neither sleeps nor allocates.  The consumer owns the
  * mapping of an invalid MR, so there is nothing to lock against here.
+ *
+ * Pages smaller than PAGE_SIZE are refused, as page_size_cap says: the
+ * data path takes the bytes from an iova to the end of its kernel page as
+ * contiguous (shca_mr_iova_page()), which a list of sub-page entries does
+ * not make them.  -EINVAL is what ib_map_mr_sg() callers treat as "this
+ * device cannot map that" (they fail the I/O rather than retry).
  */
 int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset)
@@ -354,7 +360,8 @@ int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	struct shca_mr_frwr *frwr = &mr->frwr;
 	int n;
 
-	if (mr->kind != SHCA_MR_FAST_REG || !is_power_of_2(ibmr->page_size)) {
+	if (mr->kind != SHCA_MR_FAST_REG || !is_power_of_2(ibmr->page_size) ||
+	    ibmr->page_size < PAGE_SIZE) {
 		ibdev_dbg_ratelimited(ibmr->device,
 				      "map_mr_sg: MR kind %d, page size %u\n",
 				      mr->kind, ibmr->page_size);
