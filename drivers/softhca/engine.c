@@ -612,7 +612,7 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 	 */
 	cancel_work_sync(&qp->rx_work);
 	/* What arrives for a QP in RESET is dropped, as hardware drops it. */
-	skb_queue_purge(&qp->rx_pkts);
+	shca_roce_rx_purge(qp);
 	qp->req.waiting = false;
 	qp->req.started = false;
 	shca_roce_req_reset(qp);

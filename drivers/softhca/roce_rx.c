@@ -6,8 +6,9 @@
  * what can be checked without the QP: the ICRC, the IBA headers against
  * the length (wire.c), that the destination address is one of the
  * device's GIDs and that the destination QP exists; then it queues the
- * packet on that QP, bounded, and kicks the QP's engine.  A packet that
- * fails is dropped and counted by reason (`rdma statistic`).
+ * packet on that QP, bounded by the memory the queue pins, and kicks the
+ * QP's engine.  A packet that fails is dropped and counted by reason
+ * (`rdma statistic`).
  *
  * The engine executes the queued packets in order (shca_roce_rx_run()).
  * UD: one packet is one message, handed to the responder (resp.c) as
@@ -109,6 +110,49 @@ static enum shca_drop shca_roce_check(struct shca_dev *dev,
 	return SHCA_DROP_NONE;
 }
 
+/* Queues @skb on @qp, unless the queue pins too much memory already. */
+static bool shca_roce_rx_queue(struct shca_qp *qp, struct sk_buff *skb)
+{
+	unsigned long flags;
+	bool queued = false;
+
+	spin_lock_irqsave(&qp->rx_pkts.lock, flags);
+	if (skb->truesize <= SHCA_ROCE_RX_QUEUE_BYTES - qp->rx_bytes) {
+		qp->rx_bytes += skb->truesize;
+		__skb_queue_tail(&qp->rx_pkts, skb);
+		queued = true;
+	}
+	spin_unlock_irqrestore(&qp->rx_pkts.lock, flags);
+	return queued;
+}
+
+static struct sk_buff *shca_roce_rx_dequeue(struct shca_qp *qp)
+{
+	struct sk_buff *skb;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->rx_pkts.lock, flags);
+	skb = __skb_dequeue(&qp->rx_pkts);
+	if (skb)
+		qp->rx_bytes -= skb->truesize;
+	spin_unlock_irqrestore(&qp->rx_pkts.lock, flags);
+	return skb;
+}
+
+/**
+ * shca_roce_rx_purge() - drop the packets queued on a QP
+ * @qp: the QP, its engine stopped
+ *
+ * Context: any.
+ */
+void shca_roce_rx_purge(struct shca_qp *qp)
+{
+	struct sk_buff *skb;
+
+	while ((skb = shca_roce_rx_dequeue(qp)))
+		kfree_skb(skb);
+}
+
 /**
  * shca_roce_recv() - take a RoCEv2 datagram that reached a device
  * @dev: the device bound to the netdev it arrived on
@@ -131,12 +175,11 @@ void shca_roce_recv(struct shca_dev *dev, struct sk_buff *skb)
 		why = SHCA_DROP_QPN;
 		goto drop;
 	}
-	if (skb_queue_len_lockless(&qp->rx_pkts) >= SHCA_ROCE_RX_QUEUE_MAX) {
+	if (!shca_roce_rx_queue(qp, skb)) {
 		shca_qp_put(qp);
 		why = SHCA_DROP_BUSY;
 		goto drop;
 	}
-	skb_queue_tail(&qp->rx_pkts, skb);
 	shca_engine_kick_rx(qp);
 	shca_qp_put(qp);
 	return;
@@ -263,7 +306,7 @@ bool shca_roce_rx_run(struct shca_qp *qp)
 	if (skb_queue_empty_lockless(&qp->rx_pkts))
 		return false;
 	for (n = 0; n < SHCA_ROCE_RX_BATCH; n++) {
-		skb = skb_dequeue(&qp->rx_pkts);
+		skb = shca_roce_rx_dequeue(qp);
 		if (!skb)
 			break;
 		shca_roce_rx_one(qp, skb);
