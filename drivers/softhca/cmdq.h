@@ -70,6 +70,8 @@ struct shca_cmd_reg_mr {
  * @ctx: the callback's argument
  * @slot_entry: on the free list while the slot is unused
  * @obj: the object a simple command acts on
+ * @memcg: a synchronous command's caller's memory cgroup, active while
+ *	the handler runs, so that it charges its caller; NULL for a slot
  * @args: a queued command's arguments, copied from the caller
  */
 struct shca_cmd {
@@ -85,7 +87,6 @@ struct shca_cmd {
 	void *ctx;
 	struct list_head slot_entry;
 	void *obj;
-	/* A verb's: its caller's memory cgroup, for the handler's charges. */
 	struct mem_cgroup *memcg;
 	union {
 		struct shca_cmd_verb verb;
