@@ -176,17 +176,20 @@ void shca_frame_build(struct kunit *test, struct net_device *ndev,
 }
 
 /**
- * shca_frame_inject() - frames reach @ndev from the link
+ * shca_frame_inject_room() - frames reach @ndev from the link, in big buffers
  * @test: the test
  * @ndev: the netdev that receives them
  * @f: the frames
  * @n: how many
+ * @room: bytes of buffer each frame gets at least, as a driver that
+ *	receives into large buffers gives them (their skbs' truesize)
  *
  * The frames go to one CPU's backlog in one go, so they go up the stack,
  * and reach their QP, in this order.
  */
-void shca_frame_inject(struct kunit *test, struct net_device *ndev,
-		       const struct shca_frame *f, unsigned int n)
+void shca_frame_inject_room(struct kunit *test, struct net_device *ndev,
+			    const struct shca_frame *f, unsigned int n,
+			    unsigned int room)
 {
 	struct sk_buff_head q;
 	struct sk_buff *skb;
@@ -194,7 +197,7 @@ void shca_frame_inject(struct kunit *test, struct net_device *ndev,
 
 	__skb_queue_head_init(&q);
 	for (i = 0; i < n; i++) {
-		skb = netdev_alloc_skb(ndev, f[i].len);
+		skb = __netdev_alloc_skb(ndev, max(f[i].len, room), GFP_KERNEL);
 		if (!skb) {
 			__skb_queue_purge(&q);
 			KUNIT_ASSERT_FAILURE(test, "no skb for frame %u", i);
@@ -207,6 +210,13 @@ void shca_frame_inject(struct kunit *test, struct net_device *ndev,
 	while ((skb = __skb_dequeue(&q)))
 		netif_rx(skb);
 	local_bh_enable();
+}
+
+/* shca_frame_inject_room(), each frame in a buffer of its own size. */
+void shca_frame_inject(struct kunit *test, struct net_device *ndev,
+		       const struct shca_frame *f, unsigned int n)
+{
+	shca_frame_inject_room(test, ndev, f, n, 0);
 }
 
 /**

@@ -81,6 +81,9 @@ void shca_frame_build(struct kunit *test, struct net_device *ndev,
 		      const void *payload, struct shca_frame *f);
 void shca_frame_inject(struct kunit *test, struct net_device *ndev,
 		       const struct shca_frame *f, unsigned int n);
+void shca_frame_inject_room(struct kunit *test, struct net_device *ndev,
+			    const struct shca_frame *f, unsigned int n,
+			    unsigned int room);
 bool shca_frame_sent(struct kunit *test, struct net_device *ndev,
 		     struct shca_frame *f, unsigned long timeout);
 void shca_frame_capture(struct kunit *test, struct shca_fixture *fx,

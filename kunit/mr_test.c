@@ -222,6 +222,34 @@ static void shca_mr_map_in_atomic(struct kunit *test)
 	shca_mr_teardown(mf);
 }
 
+/*
+ * Pages smaller than the kernel's are refused (page_size_cap): the data
+ * path would take the bytes after one 512-byte entry, to the end of its
+ * kernel page, for the next entry's.  The MR maps normally afterwards.
+ */
+static void shca_mr_map_small_pages(struct kunit *test)
+{
+	struct shca_mr_fixture *mf = shca_mr_setup(test);
+	struct shca_mr *mr = to_shca_mr(mf->mr);
+	unsigned int size;
+
+	KUNIT_EXPECT_FALSE(test, mf->dev->ibdev.attrs.page_size_cap &
+				 (PAGE_SIZE - 1));
+	shca_mr_setup_sg(test, mf);
+	for (size = 512; size < PAGE_SIZE; size *= 2) {
+		KUNIT_EXPECT_EQ(test, ib_map_mr_sg(mf->mr, mf->sg,
+						   ARRAY_SIZE(mf->sg), NULL,
+						   size), -EINVAL);
+		KUNIT_EXPECT_EQ(test, mr->frwr.map.npages, 0U);
+	}
+	shca_mr_map_fn(mf);
+	shca_expect_mapped(test, mf);
+	KUNIT_ASSERT_EQ(test, shca_mr_fast_reg(mr, mf->mr->rkey,
+					       IB_ACCESS_LOCAL_WRITE), 0);
+	shca_expect_pages(test, mf);
+	shca_mr_teardown(mf);
+}
+
 KUNIT_ARRAY_PARAM(shca_mr_ctx, shca_contexts, shca_context_desc);
 
 /*
@@ -565,6 +593,7 @@ static void shca_mr_alloc_dereg_cycles(struct kunit *test)
 static struct kunit_case shca_mr_cases[] = {
 	KUNIT_CASE(shca_mr_dma_global_rkey),
 	KUNIT_CASE_PARAM(shca_mr_map_in_atomic, shca_mr_ctx_gen_params),
+	KUNIT_CASE(shca_mr_map_small_pages),
 	KUNIT_CASE(shca_mr_keys_unguessable),
 	KUNIT_CASE(shca_mr_refuses_bad_args),
 	KUNIT_CASE(shca_mr_lookup_by_full_key),

@@ -7,7 +7,8 @@
  * packet, addressed back to the device and given to the netdev's receive
  * path, goes up the IP stack to softhca's UDP socket and is delivered to
  * the QP it names, GRH first.  Damaged variants of it are dropped and
- * counted by reason, and deliver nothing.
+ * counted by reason, and deliver nothing.  What waits for the QP's engine
+ * is bounded by the memory it pins, whatever the packets carry.
  */
 
 #include <linux/etherdevice.h>
@@ -19,6 +20,8 @@
 #include "fixture.h"
 #include "frame.h"
 #include "icrc.h"
+#include "qp.h"
+#include "roce.h"
 #include "wire.h"
 
 SHCA_SUITE_FIXTURE(shca_roce_fx, "softhca_ktroce");
@@ -28,8 +31,8 @@ SHCA_SUITE_FIXTURE(shca_roce_fx, "softhca_ktroce");
 #define SHCA_ROCE_PEER_QPN 0x4321
 
 /* QP 0 sends @src to the peer; @f gets the frame that left. */
-static void shca_roce_send(struct kunit *test, struct shca_dp *dp,
-			   void *src, struct shca_frame *f)
+static void shca_roce_ud_send(struct kunit *test, struct shca_dp *dp,
+			      void *src, struct shca_frame *f)
 {
 	struct ib_sge sge = shca_dp_sge(dp, src, SHCA_ROCE_LEN);
 	struct ib_ud_wr wr = {
@@ -64,7 +67,7 @@ static void shca_roce_setup(struct kunit *test, struct shca_dp *dp,
 	shca_frame_gid(test, test->priv, gid);
 	shca_frame_neigh(test, dp->fx->ndev);
 	shca_dp_fill(src, SHCA_ROCE_LEN, 7);
-	shca_roce_send(test, dp, src, f);
+	shca_roce_ud_send(test, dp, src, f);
 }
 
 /* A UD send to another host: one packet, every field as posted. */
@@ -280,10 +283,122 @@ static void shca_roce_bad_rx(struct kunit *test)
 	shca_dp_teardown(&rx.dp);
 }
 
+/* Frames in 64 KiB buffers, as a driver that receives into big ones. */
+#define SHCA_ROCE_BIG_ROOM 60000
+#define SHCA_ROCE_BIG_MAX (SHCA_ROCE_RX_QUEUE_BYTES / SZ_64K + 16)
+#define SHCA_ROCE_SMALL 64
+
+/*
+ * The number of busy drops since @busy0 once @n frames reached @qp in
+ * all, queued there or dropped as busy, or after 5 s.
+ */
+static s64 shca_roce_wait_taken(struct kunit *test, struct ib_device *ibdev,
+				struct shca_qp *qp, s64 busy0, u32 n)
+{
+	unsigned long end = jiffies + 5 * HZ;
+	s64 busy;
+
+	for (;;) {
+		busy = shca_frame_drops(test, ibdev, SHCA_DROP_BUSY) - busy0;
+		if (skb_queue_len(&qp->rx_pkts) + busy >= n ||
+		    !time_before(jiffies, end))
+			return busy;
+		usleep_range(1000, 10000);
+	}
+}
+
+/* @n copies of @f, injected in buffers of at least @room bytes. */
+static void shca_roce_inject_n(struct kunit *test, struct shca_roce_rx *rx,
+			       u32 n, unsigned int room)
+{
+	struct shca_frame *frames;
+	u32 i;
+
+	frames = kunit_kmalloc_array(test, n, sizeof(*frames), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, frames);
+	for (i = 0; i < n; i++)
+		frames[i] = rx->f;
+	shca_frame_inject_room(test, rx->dp.fx->ndev, frames, n, room);
+}
+
+/*
+ * While the QP's engine cannot run (its lock held here), what arrives
+ * waits on the QP: small frames all do; frames in 64 KiB buffers only
+ * until they pin SHCA_ROCE_RX_QUEUE_BYTES, the rest dropped as busy.
+ * Only EXPECTs under the lock: an ASSERT would leave it held.
+ */
+static void shca_roce_fill_locked(struct kunit *test, struct shca_roce_rx *rx,
+				  struct shca_qp *qp, s64 busy0)
+{
+	struct ib_device *ibdev = rx->dp.fx->ibdev;
+	unsigned int bytes, tail;
+	s64 busy;
+
+	shca_roce_inject_n(test, rx, SHCA_ROCE_SMALL, 0);
+	busy = shca_roce_wait_taken(test, ibdev, qp, busy0, SHCA_ROCE_SMALL);
+	KUNIT_EXPECT_EQ(test, busy, 0);
+	KUNIT_EXPECT_EQ(test, skb_queue_len(&qp->rx_pkts), SHCA_ROCE_SMALL);
+
+	shca_roce_inject_n(test, rx, SHCA_ROCE_BIG_MAX, SHCA_ROCE_BIG_ROOM);
+	busy = shca_roce_wait_taken(test, ibdev, qp, busy0,
+				    SHCA_ROCE_SMALL + SHCA_ROCE_BIG_MAX);
+	KUNIT_EXPECT_GE(test, busy, 16);
+	KUNIT_EXPECT_EQ(test, skb_queue_len(&qp->rx_pkts) + busy,
+			SHCA_ROCE_SMALL + SHCA_ROCE_BIG_MAX);
+	spin_lock_irq(&qp->rx_pkts.lock);
+	bytes = qp->rx_bytes;
+	tail = skb_peek_tail(&qp->rx_pkts)->truesize;
+	spin_unlock_irq(&qp->rx_pkts.lock);
+	KUNIT_EXPECT_GE(test, tail, SZ_64K);
+	KUNIT_EXPECT_LE(test, bytes, SHCA_ROCE_RX_QUEUE_BYTES);
+	/* Full: the next big frame would not have fitted. */
+	KUNIT_EXPECT_GT(test, bytes + tail, SHCA_ROCE_RX_QUEUE_BYTES);
+}
+
+/*
+ * A peer cannot pin more than SHCA_ROCE_RX_QUEUE_BYTES of a QP's: drops
+ * past that are counted as busy; what was queued runs once the engine
+ * can, and releases what it pinned.
+ */
+static void shca_roce_rx_bytes(struct kunit *test)
+{
+	unsigned int queued, bytes;
+	struct shca_roce_rx rx;
+	unsigned long end;
+	struct shca_qp *qp;
+	struct ib_wc wc;
+	s64 busy0;
+
+	shca_roce_rx_setup(test, &rx);
+	qp = to_shca_qp(rx.dp.qp[1]);
+	busy0 = shca_frame_drops(test, rx.dp.fx->ibdev, SHCA_DROP_BUSY);
+
+	mutex_lock(&qp->engine_lock);
+	shca_roce_fill_locked(test, &rx, qp, busy0);
+	mutex_unlock(&qp->engine_lock);
+
+	/* The first frame takes the receive posted; the QP refuses the rest. */
+	KUNIT_ASSERT_TRUE(test, shca_dp_poll(&rx.dp, 1, &wc));
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, memcmp(rx.dst + 40, rx.src, SHCA_ROCE_LEN), 0);
+	end = jiffies + 5 * HZ;
+	while (!skb_queue_empty_lockless(&qp->rx_pkts) &&
+	       time_before(jiffies, end))
+		usleep_range(1000, 10000);
+	spin_lock_irq(&qp->rx_pkts.lock);
+	queued = skb_queue_len(&qp->rx_pkts);
+	bytes = qp->rx_bytes;
+	spin_unlock_irq(&qp->rx_pkts.lock);
+	KUNIT_EXPECT_EQ(test, queued, 0);
+	KUNIT_EXPECT_EQ(test, bytes, 0);
+	shca_dp_teardown(&rx.dp);
+}
+
 static struct kunit_case shca_roce_cases[] = {
 	KUNIT_CASE(shca_roce_ud_tx),
 	KUNIT_CASE(shca_roce_ud_rx),
 	KUNIT_CASE_PARAM(shca_roce_bad_rx, shca_roce_bad_gen_params),
+	KUNIT_CASE(shca_roce_rx_bytes),
 	{}
 };
 

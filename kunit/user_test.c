@@ -12,17 +12,23 @@
  * - a user MR pins the pages behind its range: every byte the data path
  *   finds through the MR is the byte the process sees, both ways;
  * - a bad range, unsupported access flags and unmapped memory are refused
- *   and leave nothing counted.
+ *   and leave nothing counted;
+ * - a user ring's memory (charged to the process's memory cgroup) is
+ *   zeroed and maps into a process as shca_mmap() maps it, the same bytes
+ *   both ways.
  */
 
+#include <linux/anon_inodes.h>
 #include <linux/highmem.h>
 #include <linux/mman.h>
 #include <linux/sched/mm.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 
 #include "dev.h"
 #include "fixture.h"
 #include "mr.h"
+#include "queue.h"
 #include "verbs.h"
 
 #define SHCA_USER_PAGES 4
@@ -224,14 +230,76 @@ static void name(struct kunit *test)					\
 	ib_dealloc_pd(pd);						\
 }
 
+/* The ring's file, as ib_uverbs' is for shca_mmap(). */
+static int shca_user_ring_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return remap_vmalloc_range(vma, file->private_data, 0);
+}
+
+static const struct file_operations shca_user_ring_fops = {
+	.owner = THIS_MODULE,
+	.mmap = shca_user_ring_mmap,
+};
+
+#define SHCA_USER_RING_SIZE (3 * PAGE_SIZE)
+
+/* @ring mapped into the process: it reads what the kernel wrote, and back. */
+static void shca_user_ring_map(struct kunit *test, u8 *ring, u8 *copy)
+{
+	struct file *file;
+	unsigned long addr;
+	const u8 mark = 0xa5;
+
+	file = anon_inode_getfile("[softhca-ring]", &shca_user_ring_fops, ring,
+				  O_RDWR);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(file));
+	if (IS_ERR(file))
+		return;
+	addr = vm_mmap(file, 0, SHCA_USER_RING_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, 0);
+	KUNIT_EXPECT_FALSE(test, IS_ERR_VALUE(addr));
+	if (!IS_ERR_VALUE(addr)) {
+		KUNIT_EXPECT_EQ(test, copy_from_user(copy, (void __user *)addr,
+						     SHCA_USER_RING_SIZE), 0);
+		KUNIT_EXPECT_EQ(test, memcmp(copy, ring, SHCA_USER_RING_SIZE),
+				0);
+		KUNIT_EXPECT_EQ(test, copy_to_user((void __user *)addr +
+						   PAGE_SIZE + 1, &mark, 1), 0);
+		KUNIT_EXPECT_EQ(test, ring[PAGE_SIZE + 1], mark);
+		vm_munmap(addr, SHCA_USER_RING_SIZE);
+	}
+	fput(file);
+}
+
+static void shca_user_ring_body(struct kunit *test, struct ib_pd *pd)
+{
+	u8 *ring = shca_queue_alloc_user(SHCA_USER_RING_SIZE);
+	u8 *copy = kzalloc(SHCA_USER_RING_SIZE, GFP_KERNEL);
+	size_t i;
+
+	KUNIT_EXPECT_NOT_NULL(test, ring);
+	KUNIT_EXPECT_NOT_NULL(test, copy);
+	if (ring && copy) {
+		KUNIT_EXPECT_NULL(test, memchr_inv(ring, 0,
+						   SHCA_USER_RING_SIZE));
+		for (i = 0; i < SHCA_USER_RING_SIZE; i++)
+			ring[i] = shca_pattern(i);
+		shca_user_ring_map(test, ring, copy);
+	}
+	kfree(copy);
+	vfree(ring);
+}
+
 SHCA_USER_CASE(shca_user_no_request)
 SHCA_USER_CASE(shca_user_mr_pages)
 SHCA_USER_CASE(shca_user_mr_refused)
+SHCA_USER_CASE(shca_user_ring)
 
 static struct kunit_case shca_user_cases[] = {
 	KUNIT_CASE(shca_user_no_request),
 	KUNIT_CASE(shca_user_mr_pages),
 	KUNIT_CASE(shca_user_mr_refused),
+	KUNIT_CASE(shca_user_ring),
 	{}
 };
 

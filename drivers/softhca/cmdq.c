@@ -14,6 +14,8 @@
  */
 
 #include <kunit/visibility.h>
+#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <rdma/softhca-abi.h>
 
@@ -35,11 +37,17 @@ static bool shca_cmdq_on_worker(struct shca_cmdq *q)
 
 static int shca_cmd_run_locked(struct shca_cmdq *q, struct shca_cmd *cmd)
 {
+	struct mem_cgroup *old = NULL;
 	int status;
 
 	mutex_lock(&q->exec_lock);
 	WRITE_ONCE(q->running, current);
+	/* A nested command has none: it runs as the one it is nested in. */
+	if (cmd->memcg)
+		old = set_active_memcg(cmd->memcg);
 	status = cmd->fn(cmd);
+	if (cmd->memcg)
+		set_active_memcg(old);
 	WRITE_ONCE(q->running, NULL);
 	mutex_unlock(&q->exec_lock);
 	return status;
@@ -101,7 +109,9 @@ static int shca_cmd_wait(struct shca_cmdq *q, struct shca_cmd *cmd)
  * A command that has not started within the queue's timeout breaks the
  * queue: it fails with -ETIMEDOUT, and every later command fails at once
  * with -EIO, but for must-run commands (destroy, dereg), which then run in
- * the caller's context.
+ * the caller's context.  The handler runs as a member of the caller's
+ * memory cgroup: what it allocates with __GFP_ACCOUNT for a user object
+ * is charged to the process that asked for it, not to the worker.
  *
  * Context: process context; sleeps.
  * Return: the handler's result, or -ETIMEDOUT / -EIO as above.
@@ -120,12 +130,14 @@ int shca_cmd_exec(struct shca_cmdq *q, struct shca_cmd *cmd)
 
 	cmd->cmdq = q;
 	cmd->slot = false;
+	cmd->memcg = get_mem_cgroup_from_mm(current->mm);
 	init_completion(&cmd->done);
 	INIT_WORK_ONSTACK(&cmd->work, shca_cmd_work);
 	queue_work(q->wq, &cmd->work);
 
 	status = shca_cmd_wait(q, cmd);
 	destroy_work_on_stack(&cmd->work);
+	mem_cgroup_put(cmd->memcg);
 	return status;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_cmd_exec);

@@ -25,6 +25,7 @@
 
 struct shca_dev;
 struct shca_cmd;
+struct mem_cgroup;
 
 typedef int (*shca_cmd_fn)(struct shca_cmd *cmd);
 
@@ -69,6 +70,8 @@ struct shca_cmd_reg_mr {
  * @ctx: the callback's argument
  * @slot_entry: on the free list while the slot is unused
  * @obj: the object a simple command acts on
+ * @memcg: a synchronous command's caller's memory cgroup, active while
+ *	the handler runs, so that it charges its caller; NULL for a slot
  * @args: a queued command's arguments, copied from the caller
  */
 struct shca_cmd {
@@ -84,6 +87,7 @@ struct shca_cmd {
 	void *ctx;
 	struct list_head slot_entry;
 	void *obj;
+	struct mem_cgroup *memcg;
 	union {
 		struct shca_cmd_verb verb;
 		struct shca_cmd_create_ah create_ah;

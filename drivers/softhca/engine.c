@@ -642,7 +642,7 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 	 * (it finds nothing to execute, or runs before them).
 	 */
 	mutex_lock(&qp->engine_lock);
-	skb_queue_purge(&qp->rx_pkts);
+	shca_roce_rx_purge(qp);
 	qp->req.waiting = false;
 	qp->req.started = false;
 	shca_roce_req_reset(qp);

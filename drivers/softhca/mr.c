@@ -56,9 +56,11 @@ static int shca_mr_access_check(struct ib_device *ibdev, int access,
 static struct shca_mr *shca_mr_new(struct ib_pd *pd, enum shca_mr_kind kind,
 				   int access)
 {
+	/* A user MR is charged to its process, as its page list is. */
+	gfp_t gfp = kind == SHCA_MR_USER ? GFP_KERNEL_ACCOUNT : GFP_KERNEL;
 	struct shca_mr *mr;
 
-	mr = shca_fault() ? NULL : kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = shca_fault() ? NULL : kzalloc(sizeof(*mr), gfp);
 	if (!mr)
 		return NULL;
 	mr->pd = pd;
@@ -165,7 +167,7 @@ static int shca_mr_user_pages(struct shca_mr *mr)
 	size_t i = 0;
 
 	pages = shca_fault() ? NULL :
-		kvcalloc(npages, sizeof(*pages), GFP_KERNEL);
+		kvcalloc(npages, sizeof(*pages), GFP_KERNEL_ACCOUNT);
 	if (!pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {
@@ -344,6 +346,12 @@ static int shca_mr_set_page(struct ib_mr *ibmr, u64 addr)
  * Context: any, hard-irq included: fills the page list alloc_mr
  * allocated, and neither sleeps nor allocates.  The consumer owns the
  * mapping of an invalid MR, so there is nothing to lock against here.
+ *
+ * Pages smaller than PAGE_SIZE are refused, as page_size_cap says: the
+ * data path takes the bytes from an iova to the end of its kernel page as
+ * contiguous (shca_mr_iova_page()), which a list of sub-page entries does
+ * not make them.  -EINVAL is what ib_map_mr_sg() callers treat as "this
+ * device cannot map that" (they fail the I/O rather than retry).
  */
 int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset)
@@ -352,7 +360,8 @@ int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	struct shca_mr_frwr *frwr = &mr->frwr;
 	int n;
 
-	if (mr->kind != SHCA_MR_FAST_REG || !is_power_of_2(ibmr->page_size)) {
+	if (mr->kind != SHCA_MR_FAST_REG || !is_power_of_2(ibmr->page_size) ||
+	    ibmr->page_size < PAGE_SIZE) {
 		ibdev_dbg_ratelimited(ibmr->device,
 				      "map_mr_sg: MR kind %d, page size %u\n",
 				      mr->kind, ibmr->page_size);

@@ -203,7 +203,7 @@ static int shca_qp_create_cmd(struct shca_cmd *cmd)
 		if (ret)
 			goto err_destroy_sq;
 	}
-	ret = shca_roce_resp_init(qp);
+	ret = shca_roce_resp_init(qp, shca_gfp(udata));
 	if (ret)
 		goto err_destroy_rq;
 	shca_qp_init_fields(qp, init, udata);

@@ -87,8 +87,12 @@ struct shca_qp {
 	 */
 	struct mutex engine_lock;
 	struct work_struct work;
-	/* Packets from the wire, and the run that executes them (roce_rx.c). */
+	/*
+	 * Packets from the wire, the memory they pin (their truesize, under
+	 * rx_pkts.lock), and the run that executes them (roce_rx.c).
+	 */
 	struct sk_buff_head rx_pkts;
+	unsigned int rx_bytes;
 	struct work_struct rx_work;
 	struct workqueue_struct *engine_wq;
 	struct shca_req req;

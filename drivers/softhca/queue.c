@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Ring memory: one zeroed buffer per ring, control block first.  A user
- * queue's is vmalloc_user() memory, whose pages can be mapped into the
- * process as they are, and belongs to its mmap entry, because the process
- * may keep the mapping after the object is destroyed: mmap_free frees it
- * once ib_core drops the entry's last reference.  A kernel queue's is
- * kvzalloc() memory (no page rounding, and cheap for small rings), freed
- * with the queue.
+ * queue's is zeroed pages charged to the process's memory cgroup (a
+ * process that makes rings pays for them), mapped contiguously in vmalloc
+ * space as remap_vmalloc_range() wants them (VM_USERMAP), so that they
+ * can be mapped into the process as they are.  It belongs to its mmap
+ * entry, because the process may keep the mapping after the object is
+ * destroyed: mmap_free frees it once ib_core drops the entry's last
+ * reference.  A kernel queue's is kvzalloc() memory (no page rounding, and
+ * cheap for small rings), freed with the queue.
  */
 
+#include <kunit/visibility.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -24,6 +27,46 @@ static_assert(sizeof(struct softhca_cqe) == 64);
 static_assert(sizeof(struct softhca_send_wqe) == 64);
 static_assert(sizeof(struct softhca_recv_wqe) == 16);
 static_assert(sizeof(struct softhca_sge) == 16);
+
+/**
+ * shca_queue_alloc_user() - ring memory for a user queue
+ * @size: bytes, a multiple of PAGE_SIZE
+ *
+ * vmalloc_user() would do but for the charge: its GFP flags are fixed,
+ * and neither __vmalloc_node_range() nor find_vm_area(), which would let
+ * an accounted allocation be marked VM_USERMAP, is exported.  So the pages
+ * are allocated here and vmap() takes them (VM_MAP_PUT_PAGES: vfree()
+ * puts them and frees the array).
+ *
+ * Context: process context; sleeps.
+ * Return: the memory, to free with vfree(), or NULL.
+ */
+void *shca_queue_alloc_user(size_t size)
+{
+	unsigned int i, n = size >> PAGE_SHIFT;
+	struct page **pages;
+	void *buf;
+
+	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!pages[i])
+			goto err_free_pages;
+	}
+	buf = vmap(pages, n, VM_MAP | VM_USERMAP | VM_MAP_PUT_PAGES,
+		   PAGE_KERNEL);
+	if (buf)
+		return buf;
+
+err_free_pages:
+	while (i--)
+		__free_page(pages[i]);
+	kvfree(pages);
+	return NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_queue_alloc_user);
 
 struct shca_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
@@ -43,7 +86,7 @@ static int shca_queue_export_user(struct shca_queue *q,
 	struct shca_mmap_entry *e;
 	int ret;
 
-	e = shca_fault() ? NULL : kzalloc(sizeof(*e), GFP_KERNEL);
+	e = shca_fault() ? NULL : kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
 		return -ENOMEM;
 	e->buf = q->ctrl;
@@ -85,7 +128,7 @@ int shca_queue_init(struct shca_queue *q, u32 num, u32 entry_size,
 	}
 
 	q->size = PAGE_ALIGN(q->size);
-	q->ctrl = shca_fault() ? NULL : vmalloc_user(q->size);
+	q->ctrl = shca_fault() ? NULL : shca_queue_alloc_user(q->size);
 	if (!q->ctrl)
 		return -ENOMEM;
 	q->entries = (void *)q->ctrl + SOFTHCA_QUEUE_ENTRIES_OFFSET;

@@ -26,6 +26,7 @@ struct shca_queue {
 	struct rdma_user_mmap_entry *mmap_entry;
 };
 
+void *shca_queue_alloc_user(size_t size);
 int shca_queue_init(struct shca_queue *q, u32 num, u32 entry_size,
 		    struct ib_udata *udata);
 void shca_queue_destroy(struct shca_queue *q);

@@ -27,8 +27,13 @@
 struct shca_dev;
 struct shca_qp;
 
-/* Packets a QP may have queued before its engine takes them. */
-#define SHCA_ROCE_RX_QUEUE_MAX 1024
+/*
+ * Memory (skb truesize) the packets a QP has queued before its engine
+ * takes them may pin.  Bytes, not packets: a peer's small packets may sit
+ * in buffers of 64 KiB.  1024 frames of the largest MTU (4096 bytes) in
+ * the 8 KiB buffers they take.
+ */
+#define SHCA_ROCE_RX_QUEUE_BYTES (8U << 20)
 
 /* RoCE has the default P_Key only. */
 #define SHCA_DEFAULT_PKEY 0xffff
@@ -189,6 +194,7 @@ struct shca_wire_resp {
 enum shca_tx shca_roce_send(struct shca_qp *qp, struct shca_msg *msg);
 void shca_roce_recv(struct shca_dev *dev, struct sk_buff *skb);
 bool shca_roce_rx_run(struct shca_qp *qp);
+void shca_roce_rx_purge(struct shca_qp *qp);
 
 /* Packet transmission, for the requester and the responder (roce_tx.c). */
 int shca_roce_xmit(struct shca_qp *qp, const struct shca_av *av,
@@ -206,7 +212,7 @@ bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 bool shca_roce_resp_read(struct shca_qp *qp, u32 *budget);
 void shca_roce_resp_ack(struct shca_qp *qp);
 void shca_roce_resp_reset(struct shca_qp *qp, u32 epsn);
-int shca_roce_resp_init(struct shca_qp *qp);
+int shca_roce_resp_init(struct shca_qp *qp, gfp_t gfp);
 void shca_roce_resp_destroy(struct shca_qp *qp);
 void shca_roce_resp_flush(struct shca_qp *qp);
 

@@ -736,16 +736,16 @@ void shca_roce_resp_reset(struct shca_qp *qp, u32 epsn)
 /**
  * shca_roce_resp_init() - allocate an RC responder's resources
  * @qp: the QP, being created
+ * @gfp: GFP_KERNEL, or GFP_KERNEL_ACCOUNT for a user QP
  *
  * Context: process context (the command queue); sleeps.
  * Return: 0 or -ENOMEM.
  */
-int shca_roce_resp_init(struct shca_qp *qp)
+int shca_roce_resp_init(struct shca_qp *qp, gfp_t gfp)
 {
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		return 0;
-	qp->resp.res = kcalloc(SHCA_MAX_RD_ATOMIC, sizeof(*qp->resp.res),
-			       GFP_KERNEL);
+	qp->resp.res = kcalloc(SHCA_MAX_RD_ATOMIC, sizeof(*qp->resp.res), gfp);
 	return qp->resp.res ? 0 : -ENOMEM;
 }
 

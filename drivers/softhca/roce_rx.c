@@ -6,9 +6,9 @@
  * what can be checked without the QP: the ICRC, the IBA headers against
  * the length (wire.c), that the destination address is one of the
  * device's GIDs and that the destination QP exists; then it queues the
- * packet on that QP, bounded, and kicks the QP's engine, unless the QP
- * takes no packets (RESET, INIT).  A packet that fails is dropped and
- * counted by reason (`rdma statistic`).
+ * packet on that QP, bounded by the memory the queue pins, and kicks
+ * the QP's engine, unless the QP takes no packets (RESET, INIT).  A
+ * packet that fails is dropped and counted by reason (`rdma statistic`).
  *
  * The engine executes the queued packets in order (shca_roce_rx_run()).
  * UD: one packet is one message, handed to the responder (resp.c) as
@@ -112,21 +112,55 @@ static enum shca_drop shca_roce_check(struct shca_dev *dev,
 
 /*
  * Queues @skb on @qp, unless the QP takes no packets yet (RESET, INIT), as
- * hardware drops them.  The state is read under the queue's lock, which
- * shca_engine_qp_stop() takes to purge the queue once the QP is in RESET:
- * nothing received before a RESET is executed after it.
+ * hardware drops them, or its queue pins too much memory already.  The
+ * state is read under the queue's lock, which shca_engine_qp_stop() takes
+ * to purge the queue once the QP is in RESET: nothing received before a
+ * RESET is executed after it.
  */
-static bool shca_roce_rx_queue(struct shca_qp *qp, struct sk_buff *skb)
+static enum shca_drop shca_roce_rx_queue(struct shca_qp *qp,
+					 struct sk_buff *skb)
 {
+	enum shca_drop why = SHCA_DROP_NONE;
 	unsigned long flags;
-	bool open;
 
 	spin_lock_irqsave(&qp->rx_pkts.lock, flags);
-	open = READ_ONCE(qp->state) >= IB_QPS_RTR;
-	if (open)
+	if (READ_ONCE(qp->state) < IB_QPS_RTR) {
+		why = SHCA_DROP_REFUSED;
+	} else if (skb->truesize > SHCA_ROCE_RX_QUEUE_BYTES - qp->rx_bytes) {
+		why = SHCA_DROP_BUSY;
+	} else {
+		qp->rx_bytes += skb->truesize;
 		__skb_queue_tail(&qp->rx_pkts, skb);
+	}
 	spin_unlock_irqrestore(&qp->rx_pkts.lock, flags);
-	return open;
+	return why;
+}
+
+static struct sk_buff *shca_roce_rx_dequeue(struct shca_qp *qp)
+{
+	struct sk_buff *skb;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->rx_pkts.lock, flags);
+	skb = __skb_dequeue(&qp->rx_pkts);
+	if (skb)
+		qp->rx_bytes -= skb->truesize;
+	spin_unlock_irqrestore(&qp->rx_pkts.lock, flags);
+	return skb;
+}
+
+/**
+ * shca_roce_rx_purge() - drop the packets queued on a QP
+ * @qp: the QP, its engine stopped
+ *
+ * Context: any.
+ */
+void shca_roce_rx_purge(struct shca_qp *qp)
+{
+	struct sk_buff *skb;
+
+	while ((skb = shca_roce_rx_dequeue(qp)))
+		kfree_skb(skb);
 }
 
 /**
@@ -151,14 +185,9 @@ void shca_roce_recv(struct shca_dev *dev, struct sk_buff *skb)
 		why = SHCA_DROP_QPN;
 		goto drop;
 	}
-	if (skb_queue_len_lockless(&qp->rx_pkts) >= SHCA_ROCE_RX_QUEUE_MAX) {
+	why = shca_roce_rx_queue(qp, skb);
+	if (why != SHCA_DROP_NONE) {
 		shca_qp_put(qp);
-		why = SHCA_DROP_BUSY;
-		goto drop;
-	}
-	if (!shca_roce_rx_queue(qp, skb)) {
-		shca_qp_put(qp);
-		why = SHCA_DROP_REFUSED;
 		goto drop;
 	}
 	shca_engine_kick_rx(qp);
@@ -291,7 +320,7 @@ bool shca_roce_rx_run(struct shca_qp *qp)
 	if (skb_queue_empty_lockless(&qp->rx_pkts))
 		return false;
 	for (n = 0; n < SHCA_ROCE_RX_BATCH; n++) {
-		skb = skb_dequeue(&qp->rx_pkts);
+		skb = shca_roce_rx_dequeue(qp);
 		if (!skb)
 			break;
 		shca_roce_rx_one(qp, skb);

@@ -66,6 +66,25 @@ static void shca_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/*
+ * The device goes away while a process holds @ibuc (`rdma link delete`,
+ * its netdev's removal, rmmod).  Offering this op is what lets ib_uverbs
+ * tear the context down then and there instead of waiting for the
+ * process to close its files, and not pin the module meanwhile: it has
+ * destroyed every object of the context through the ordinary destroy
+ * verbs, which stopped their engines (no run touches a ring after that)
+ * and removed their rings' mmap entries, and it sends the process
+ * IBV_EVENT_DEVICE_FATAL; its verbs fail with EIO from then on.  Nothing
+ * is left to undo here.  The rings' pages a process still maps stay its
+ * own until it unmaps them: remap_vmalloc_range() took a reference on
+ * each, so vfree() in mmap_free does not return them meanwhile.
+ *
+ * Context: process context (device removal).
+ */
+static void shca_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
 const struct ib_device_ops shca_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = SOFTHCA_DRIVER_ID,
@@ -84,6 +103,7 @@ const struct ib_device_ops shca_dev_ops = {
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
 	.dereg_mr = shca_dereg_mr,
+	.disassociate_ucontext = shca_disassociate_ucontext,
 	.destroy_ah = shca_destroy_ah,
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,

@@ -219,7 +219,7 @@ enum shca_drop {
 	SHCA_DROP_ICRC,		/* invariant CRC mismatch */
 	SHCA_DROP_DGID,		/* destination address not the device's */
 	SHCA_DROP_QPN,		/* no such destination QP */
-	SHCA_DROP_BUSY,		/* the QP's queue of packets is full */
+	SHCA_DROP_BUSY,		/* the QP's packets pin too much memory */
 	SHCA_DROP_NOMEM,	/* no memory to take the packet in */
 	SHCA_DROP_REFUSED,	/* the QP refused it (state, service, Q_Key) */
 	SHCA_DROP_DUP_READ,	/* a duplicate READ the responder forgot */

@@ -276,6 +276,49 @@ qp_driver_details() {
 		grep -q ' drv_epsn 0x[0-9a-f]* drv_msn 0 drv_nak_sent 0 ' <<<"$out"
 }
 
+# A process holding a context (userspace/tests/held-context) does not
+# hold the device up.  held_context HOW: softhca6 on a veth pair of its
+# own, held, then removed HOW (link-delete, netdev-removal or rmmod): the
+# removal completes within 10 s, the process gets IBV_EVENT_DEVICE_FATAL
+# and EIO and exits, and the module unloads.  A process left waiting is
+# killed after that, so a failure cannot hang the suite.
+held_remove() {
+	case $1 in
+	link-delete) rdma link delete softhca6 ;;
+	netdev-removal) ip link del shv6 ;;
+	rmmod) rmmod softhca ;;
+	esac
+}
+
+held_context() {
+	local ready pid rpid rc=0 start
+	ready=$(mktemp -u)
+	{ lsmod | grep -q '^softhca ' || load_module; } &&
+		veth_pair shv6 shv7 &&
+		rdma link add softhca6 type softhca netdev shv6 &&
+		wait_for 10 link_state softhca6 ACTIVE || return 1
+	"$guest_tests/held-context" softhca6 "$ready" &
+	pid=$!
+	wait_for 20 test -e "$ready" || rc=1
+	start=$SECONDS
+	held_remove "$1" &
+	rpid=$!
+	if ! wait_for 10 eval '! kill -0 $rpid 2>/dev/null' ||
+		! wait_for 10 eval '! kill -0 $pid 2>/dev/null'; then
+		echo "$1: not done after $((SECONDS - start)) s"
+		kill "$pid"
+		rc=1
+	fi
+	wait "$rpid" || rc=1
+	wait "$pid" || rc=1
+	echo "$1: done in $((SECONDS - start)) s"
+	no_device softhca6 || rc=1
+	ip link del shv6 2>/dev/null
+	rm -f "$ready"
+	! lsmod | grep -q '^softhca ' || rmmod softhca || rc=1
+	return $rc
+}
+
 check integ/module-load load_module
 check integ/link-add add_link
 check integ/port-active wait_for 10 link_state softhca0 ACTIVE
@@ -295,3 +338,6 @@ check integ/link-gone no_device softhca0
 check integ/netdev-removal netdev_removal
 check integ/rmmod-with-device rmmod_with_device
 check integ/autoload-by-link-type autoload
+for how in link-delete netdev-removal rmmod; do
+	check "integ/held-context-$how" held_context $how
+done
