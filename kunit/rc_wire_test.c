@@ -2103,6 +2103,8 @@ static void shca_rcw_req_ring_rewrite(struct kunit *test)
 		shca_rcw_ring_send(test, w, c);
 	if (c->after != SHCA_RCW_FLUSH)
 		KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_RTS);
+}
+
 /* --- RESET under traffic ------------------------------------------- */
 
 /* QP 0 to @state, and its CQ polled empty (ERR flushes the SQ). */
