@@ -53,11 +53,14 @@ REPS ?= 3
 bench:
 	scripts/bench.sh --reps $(REPS)
 
-# The wire fuzzer on the debug kernel: 10^6 frames, or DURATION seconds
-# (then as many frames as fit), or FRAMES frames; SEED replays a campaign.
+# The fuzzers on the debug kernel (docs/fuzzing.md).  The wire's: 10^6
+# frames, or DURATION seconds (then as many frames as fit), or FRAMES
+# frames; then the uverbs and rings one, for DURATION seconds (default 90).
+# SEED replays a campaign.
 fuzz:
 	scripts/fuzz.sh $(if $(DURATION),--seconds $(DURATION)) \
 		$(if $(FRAMES),--frames $(FRAMES)) $(if $(SEED),--seed $(SEED))
+	DURATION=$(DURATION) SEED=$(SEED) scripts/fuzz-uverbs.sh
 
 lint:
 	scripts/lint.sh
