@@ -176,6 +176,20 @@ struct shca_rcw_msg {
 	u32 msn;
 };
 
+/* The READ responses of @len bytes from @data, from PSN @psn on, MSN 1. */
+static struct shca_rcw_msg shca_rcw_read_resps(u32 psn, const u8 *data,
+					       u32 len)
+{
+	return (struct shca_rcw_msg){
+		.transport = SHCA_TRANSPORT_RC,
+		.ops = shca_rcw_read_resp_ops,
+		.psn = psn,
+		.data = data,
+		.len = len,
+		.msn = 1,
+	};
+}
+
 static u32 shca_rcw_psn(u32 psn, s32 i)
 {
 	return (psn + i) & SHCA_BTH_PSN;
@@ -747,14 +761,8 @@ static void shca_rcw_resp_read(struct kunit *test)
 {
 	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
 	u8 *mem = shca_rcw_buf(test, 704);
-	struct shca_rcw_msg m = {
-		.transport = SHCA_TRANSPORT_RC,
-		.ops = shca_rcw_read_resp_ops,
-		.psn = shca_rcw_rq(0),
-		.data = mem + 3,
-		.len = 700,
-		.msn = 1,
-	};
+	struct shca_rcw_msg m = shca_rcw_read_resps(shca_rcw_rq(0), mem + 3,
+						    700);
 
 	shca_dp_fill(mem, 704, 4);
 	shca_rcw_read_req(test, w, shca_rcw_rq(0), mem + 3, 700);
@@ -834,14 +842,9 @@ static void shca_rcw_resp_read_zcopy(struct kunit *test)
 {
 	struct shca_dp_opts o = shca_dp_rc;
 	u8 *mem = shca_rcw_buf(test, 3 * PAGE_SIZE);
-	struct shca_rcw_msg m = {
-		.transport = SHCA_TRANSPORT_RC,
-		.ops = shca_rcw_read_resp_ops,
-		.psn = shca_rcw_rq(0),
-		.data = mem + PAGE_SIZE - 100,
-		.len = 2500,
-		.msn = 1,
-	};
+	struct shca_rcw_msg m = shca_rcw_read_resps(shca_rcw_rq(0),
+						    mem + PAGE_SIZE - 100,
+						    2500);
 	struct shca_rcw *w;
 	struct shca_frame f;
 	u32 i;
@@ -1654,14 +1657,8 @@ static void shca_rcw_req_read(struct kunit *test)
 	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
 	struct shca_rcw_msg next = shca_rcw_req_msg(test, IB_QPT_RC, false, 8);
 	u8 *local = shca_rcw_buf(test, 702), *remote = shca_rcw_buf(test, 700);
-	struct shca_rcw_msg m = {
-		.transport = SHCA_TRANSPORT_RC,
-		.ops = shca_rcw_read_resp_ops,
-		.psn = shca_rcw_sq(0),
-		.data = remote,
-		.len = 700,
-		.msn = 1,
-	};
+	struct shca_rcw_msg m = shca_rcw_read_resps(shca_rcw_sq(0), remote,
+						    700);
 	struct shca_frame f[3];
 	struct ib_wc wc;
 
@@ -1693,14 +1690,8 @@ static void shca_rcw_req_read_gap(struct kunit *test)
 {
 	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
 	u8 *local = shca_rcw_buf(test, 700), *remote = shca_rcw_buf(test, 700);
-	struct shca_rcw_msg m = {
-		.transport = SHCA_TRANSPORT_RC,
-		.ops = shca_rcw_read_resp_ops,
-		.psn = shca_rcw_sq(0),
-		.data = remote,
-		.len = 700,
-		.msn = 1,
-	};
+	struct shca_rcw_msg m = shca_rcw_read_resps(shca_rcw_sq(0), remote,
+						    700);
 	struct shca_frame f[3], gap[2];
 	struct ib_wc wc;
 
@@ -2049,14 +2040,8 @@ static void shca_rcw_ring_read(struct kunit *test, struct shca_rcw *w,
 			       const struct shca_rcw_ring_case *c)
 {
 	u8 *local = shca_rcw_buf(test, 702), *remote = shca_rcw_buf(test, 700);
-	struct shca_rcw_msg m = {
-		.transport = SHCA_TRANSPORT_RC,
-		.ops = shca_rcw_read_resp_ops,
-		.psn = shca_rcw_sq(0),
-		.data = remote,
-		.len = 700,
-		.msn = 1,
-	};
+	struct shca_rcw_msg m = shca_rcw_read_resps(shca_rcw_sq(0), remote,
+						    700);
 	struct shca_frame f[3];
 	struct ib_wc wc;
 
@@ -2368,14 +2353,8 @@ static void shca_rcw_resp_read_dup(struct kunit *test)
 	u8 *mem = shca_rcw_buf(test, 704);
 	u32 rkey = w->dp.pd->unsafe_global_rkey;
 	u64 va = (uintptr_t)mem + 3, mid = va + SHCA_RCW_MTU;
-	struct shca_rcw_msg m = {
-		.transport = SHCA_TRANSPORT_RC,
-		.ops = shca_rcw_read_resp_ops,
-		.psn = shca_rcw_rq(0),
-		.data = mem + 3,
-		.len = 700,
-		.msn = 1,
-	};
+	struct shca_rcw_msg m = shca_rcw_read_resps(shca_rcw_rq(0), mem + 3,
+						    700);
 	struct shca_frame f[SHCA_RCW_ATOMIC_RES + 1];
 	s64 dups;
 	u32 i;
@@ -2517,14 +2496,8 @@ static void shca_rcw_resp_read_order(struct kunit *test)
 		.psn = shca_rcw_rq(n),
 		.paylen = 16,
 	};
-	struct shca_rcw_msg m = {
-		.transport = SHCA_TRANSPORT_RC,
-		.ops = shca_rcw_read_resp_ops,
-		.psn = shca_rcw_rq(0),
-		.data = chunk,
-		.len = len,
-		.msn = 1,
-	};
+	struct shca_rcw_msg m = shca_rcw_read_resps(shca_rcw_rq(0), chunk,
+						    len);
 	struct shca_frame f[2], resp;
 	struct shca_rcw *w;
 	struct ib_mr *mr;
