@@ -74,6 +74,9 @@ baseline() {
 }
 
 check fuzz/uverbs-setup setup || exit 1
+# A worker that crashes leaves its core beside its log, for gdb on the host.
+ulimit -c unlimited
+echo "$SOFTHCA_SHARE/core.%e.%p" >/proc/sys/kernel/core_pattern
 before=$(resources)
 echo "fuzz-uverbs: baseline: $before"
 if [ -f "$seeds" ]; then

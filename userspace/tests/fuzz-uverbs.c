@@ -957,7 +957,14 @@ static int random_sge(struct ibv_sge *sge)
 	return arena_readable(sge->addr, sge->length);
 }
 
-static void random_send_wr(struct ibv_send_wr *wr, struct ibv_sge *sge)
+/*
+ * A send WR for a QP of @type.  A UD QP's always carries a live AH or
+ * none: the provider takes wr.ud.ah as a pointer, like every provider, and
+ * a WR of the other kinds would hand it a random remote_addr in its place
+ * (the union), which crashes this process, not the kernel.
+ */
+static void random_send_wr(struct ibv_send_wr *wr, struct ibv_sge *sge,
+			   enum ibv_qp_type type)
 {
 	static const enum ibv_wr_opcode ops[] = {
 		IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE,
@@ -980,7 +987,7 @@ static void random_send_wr(struct ibv_send_wr *wr, struct ibv_sge *sge)
 	/* The provider copies inline data itself: only from real memory. */
 	if (!readable)
 		wr->send_flags &= ~IBV_SEND_INLINE;
-	switch (rnd(3)) {
+	switch (type == IBV_QPT_UD ? 2 : rnd(3)) {
 	case 0:
 		wr->wr.rdma.remote_addr = m >= 0 && rnd(4) ?
 			(uintptr_t)F.mr[m].mr->addr : next(&F.rng);
@@ -1017,7 +1024,7 @@ static void op_post(void)
 	q = &F.qp[s];
 	if (rnd(2)) {
 		for (i = 0; i < n; i++) {
-			random_send_wr(&swr[i], sge[i]);
+			random_send_wr(&swr[i], sge[i], q->qp->qp_type);
 			swr[i].next = i + 1 < n ? &swr[i + 1] : NULL;
 		}
 		begin("post_send qp%d %d WRs opcode %d sges %d flags %#x", s,
