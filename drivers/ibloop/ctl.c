@@ -237,18 +237,28 @@ static const struct file_operations ibloop_fops = {
 
 static int __init ibloop_init(void)
 {
+	int ret;
+
 	/* The file is the only interface: without debugfs, nothing to do. */
 	ibloop_dir = debugfs_create_dir("ibloop", NULL);
 	if (IS_ERR(ibloop_dir))
 		return PTR_ERR(ibloop_dir);
+	ret = ib_register_client(&ibloop_client);
+	if (ret)
+		goto remove_dir;
 	debugfs_create_file("run", 0600, ibloop_dir, NULL, &ibloop_fops);
 	return 0;
+
+remove_dir:
+	debugfs_remove_recursive(ibloop_dir);
+	return ret;
 }
 
 static void __exit ibloop_exit(void)
 {
 	/* No run is in progress: an open file holds the module (.owner). */
 	debugfs_remove_recursive(ibloop_dir);
+	ib_unregister_client(&ibloop_client);
 }
 
 module_init(ibloop_init);

@@ -77,6 +77,7 @@ struct ibloop_msg {
  * @irqsoff: held, with IRQs off, by the service loop for context=irqsoff
  * @stopping: teardown began: handlers keep off the queues
  * @done: the traffic ended; @res->status says how
+ * @removed: the device is being unregistered: the run ends (-ENODEV)
  * @posted: messages posted so far
  * @polled: completions seen so far, the measure of progress
  * @t0: when the first message was posted (ns)
@@ -102,6 +103,7 @@ struct ibloop_ctx {
 	spinlock_t irqsoff;	/* taken by the loop's owner only */
 	bool stopping;
 	bool done;
+	bool removed;
 	u32 posted;
 	unsigned long polled;
 	u64 t0;

@@ -78,6 +78,8 @@ struct ibloop_result {
 	int status;
 };
 
+extern struct ib_client ibloop_client;
+
 int ibloop_run(const struct ibloop_cfg *cfg, struct ibloop_result *res);
 int ibloop_memcpy(const struct ibloop_cfg *cfg, struct ibloop_result *res);
 

@@ -353,17 +353,55 @@ dealloc_pd:
 	return ret;
 }
 
+/*
+ * The run in progress (ctl.c runs one at a time), for ibloop_remove_one():
+ * a kernel client must let go of a device that is being unregistered, as
+ * ib_core waits for it to.
+ */
+static DEFINE_SPINLOCK(ibloop_live_lock);
+static struct ibloop_ctx *ibloop_live;
+
+static void ibloop_set_live(struct ibloop_ctx *ctx)
+{
+	spin_lock(&ibloop_live_lock);
+	ibloop_live = ctx;
+	spin_unlock(&ibloop_live_lock);
+}
+
+static int ibloop_add_one(struct ib_device *dev)
+{
+	return 0;
+}
+
+/* Ends a run on @dev, whose teardown then proceeds as any other's. */
+static void ibloop_remove_one(struct ib_device *dev, void *client_data)
+{
+	spin_lock(&ibloop_live_lock);
+	if (ibloop_live && ibloop_live->dev == dev) {
+		WRITE_ONCE(ibloop_live->removed, true);
+		wake_up(&ibloop_live->wq);
+	}
+	spin_unlock(&ibloop_live_lock);
+}
+
+struct ib_client ibloop_client = {
+	.name = "ibloop",
+	.add = ibloop_add_one,
+	.remove = ibloop_remove_one,
+};
+
 /**
  * ibloop_run() - one loopback run on a device
  * @cfg: what to run
  * @res: where the results go; @res->status is also returned
  *
  * Runs in the caller's context, which must be able to sleep, and returns
- * when the run ended.  The device is held for the run, so unregistering it
- * waits for the run to end (at most %IBLOOP_STALL after it stops
- * completing).
+ * when the run ended.  The device is held for the run; unregistering it
+ * ends the run (ibloop_client), whose teardown (QPs to ERR, the flushes
+ * polled, the objects destroyed) the unregistration waits for.
  *
- * Return: 0, -ENODEV (no such device), -EINVAL (a queue or GID the device
+ * Return: 0, -ENODEV (no such device, or it went away during the run),
+ * -EINVAL (a queue or GID the device
  * cannot have), -EOPNOTSUPP (iWARP, or reads on a device without them),
  * -ENOMEM, -EIO (a completion with an error status), -ETIMEDOUT (nothing
  * completed for 10 s), -EINTR (fatal signal) or a verb's error.
@@ -393,7 +431,9 @@ int ibloop_run(const struct ibloop_cfg *cfg, struct ibloop_result *res)
 	ret = ibloop_get_gid(ctx);
 	if (ret)
 		goto put_dev;
+	ibloop_set_live(ctx);
 	ret = ibloop_run_dev(ctx);
+	ibloop_set_live(NULL);
 	res->max_handler_depth = atomic_read(&ctx->max_handler_depth);
 
 	rdma_put_gid_attr(ctx->sgid);

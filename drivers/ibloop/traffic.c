@@ -637,7 +637,8 @@ static void ibloop_stop(struct ibloop_ctx *ctx)
 
 static bool ibloop_woken(struct ibloop_ctx *ctx)
 {
-	return READ_ONCE(ctx->done) || test_bit(IBLOOP_KICK, &ctx->flags);
+	return READ_ONCE(ctx->done) || READ_ONCE(ctx->removed) ||
+	       test_bit(IBLOOP_KICK, &ctx->flags);
 }
 
 /*
@@ -665,6 +666,8 @@ static int ibloop_wait(struct ibloop_ctx *ctx)
 		}
 		if (fatal_signal_pending(current))
 			return -EINTR;
+		if (READ_ONCE(ctx->removed))
+			return -ENODEV;
 		if (READ_ONCE(ctx->polled) != seen) {
 			seen = READ_ONCE(ctx->polled);
 			last = jiffies;

@@ -319,6 +319,62 @@ held_context() {
 	return $rc
 }
 
+# The device goes while kernel and user QPs stream traffic on it.
+# busy_remove HOW: softhca6 on a veth pair of its own carries an ibloop run
+# (kernel QPs: 64 KiB WRITEs, 64 in flight, completion handler) and an
+# ibv_rc_pingpong pair (user QPs: 64 KiB SENDs), both endless, when it is
+# removed HOW (as held_context).  The removal completes within 10 s;
+# ibloop, an ib_client, is told and ends its run with -ENODEV (19) after
+# completing messages with no data mismatch; the pingpongs, whose rings
+# are gone, are killed and exit; the module unloads.
+busy_remove() {
+	local pids ipid rpid rc=0 start line
+	{ lsmod | grep -q '^softhca ' || load_module; } &&
+		insmod "$ibloop_ko" && veth_pair shv6 shv7 &&
+		rdma link add softhca6 type softhca netdev shv6 &&
+		wait_for 10 link_state softhca6 ACTIVE || return 1
+	# Its write fails with ENODEV, as it should: the result line says so.
+	{ echo "dev=softhca6 op=write size=65536 depth=64 iters=4000000000" \
+		>"$ibloop_ctl"; } 2>/dev/null &
+	ipid=$!
+	ibv_rc_pingpong -d softhca6 -g 0 -p 18610 -s 65536 -n 1000000000 \
+		>/dev/null 2>&1 &
+	pids=$!
+	sleep 0.5
+	ibv_rc_pingpong -d softhca6 -g 0 -p 18610 -s 65536 -n 1000000000 \
+		localhost >/dev/null 2>&1 &
+	pids="$pids $!"
+	# Four RC QPs in RTS: ibloop's two and the pingpongs'.
+	wait_for 10 eval '[ "$(rdma resource show qp link softhca6/1 |
+		grep -c "type RC state RTS")" = 4 ]' || rc=1
+	sleep 2
+	start=$SECONDS
+	held_remove "$1" &
+	rpid=$!
+	if ! wait_for 10 eval '! kill -0 $rpid 2>/dev/null' ||
+		! wait_for 10 eval '! kill -0 $ipid 2>/dev/null'; then
+		echo "$1: not done after $((SECONDS - start)) s"
+		rc=1
+	fi
+	wait "$rpid" || rc=1
+	wait "$ipid"
+	echo "$1: done in $((SECONDS - start)) s"
+	line=$(cat "$ibloop_ctl")
+	echo "ibloop: $line"
+	[ "$(result_field "$line" status)" = -19 ] &&
+		[ "$(result_field "$line" completed)" -gt 0 ] &&
+		[ "$(result_field "$line" mismatches)" = 0 ] || rc=1
+	# shellcheck disable=SC2086
+	kill $pids 2>/dev/null
+	# shellcheck disable=SC2086
+	wait $pids
+	no_device softhca6 || rc=1
+	ip link del shv6 2>/dev/null
+	rmmod ibloop || rc=1
+	! lsmod | grep -q '^softhca ' || rmmod softhca || rc=1
+	return $rc
+}
+
 check integ/module-load load_module
 check integ/link-add add_link
 check integ/port-active wait_for 10 link_state softhca0 ACTIVE
@@ -340,4 +396,5 @@ check integ/rmmod-with-device rmmod_with_device
 check integ/autoload-by-link-type autoload
 for how in link-delete netdev-removal rmmod; do
 	check "integ/held-context-$how" held_context $how
+	check "integ/busy-remove-$how" busy_remove $how
 done
