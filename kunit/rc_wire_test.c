@@ -905,7 +905,7 @@ static void shca_rcw_expect_atomic_ack(struct kunit *test,
  * atomic acknowledgment's MSN counts the atomic.  Of 16 more atomics,
  * the results of the last 16, the QP's max_dest_rd_atomic, are
  * remembered (not the 128 the device could keep): a duplicate of an
- * older one is not answered.
+ * older one is not answered, and counted as rx_drop_dup_atomic.
  */
 static void shca_rcw_resp_atomic(struct kunit *test)
 {
@@ -921,6 +921,7 @@ static void shca_rcw_resp_atomic(struct kunit *test)
 	};
 	struct ib_wc wc;
 	u32 rkey, i;
+	s64 dups;
 
 	*target = 100;
 	w->mr = shca_dp_frwr(&w->dp, 0, target, 16, IB_ACCESS_REMOTE_ATOMIC |
@@ -962,6 +963,7 @@ static void shca_rcw_resp_atomic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, *target, 7 + SHCA_RCW_ATOMIC_RES);
 
 	/* RQ(1) and RQ(2) are forgotten, RQ(3) is not. */
+	dups = shca_frame_drops(test, w->dp.fx->ibdev, SHCA_DROP_DUP_ATOMIC);
 	shca_rcw_atomic_req(test, w, SHCA_OP_FETCH_ADD, shca_rcw_rq(1), target,
 			    rkey, 5, 0, &f[0]);
 	f[1] = cas;
@@ -975,6 +977,8 @@ static void shca_rcw_resp_atomic(struct kunit *test)
 			     shca_rcw_rq(2 + SHCA_RCW_ATOMIC_RES),
 			     3 + SHCA_RCW_ATOMIC_RES);
 	KUNIT_EXPECT_EQ(test, *target, 7 + SHCA_RCW_ATOMIC_RES);
+	KUNIT_EXPECT_EQ(test, shca_frame_drops(test, w->dp.fx->ibdev,
+					       SHCA_DROP_DUP_ATOMIC), dups + 2);
 }
 
 /*

@@ -590,8 +590,15 @@ static void shca_rr_duplicate(struct shca_qp *qp, const struct shca_pkt *pkt)
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		/* One too old to be remembered is not answered. */
 		res = shca_rr_res_find(qp, SHCA_WIRE_RES_ATOMIC, pkt->psn);
-		if (res)
+		if (res) {
 			shca_rr_atomic_ack(qp, pkt->psn, res->orig);
+			return;
+		}
+		ibdev_dbg_ratelimited(qp->ibqp.device,
+				      "QP %u: duplicate atomic %#x not remembered\n",
+				      qp->ibqp.qp_num, pkt->psn);
+		shca_count_drop(to_shca_dev(qp->ibqp.device),
+				SHCA_DROP_DUP_ATOMIC);
 		return;
 	default:
 		qp->resp.ack_due = true;

@@ -99,6 +99,7 @@ const char *const shca_drop_names[SHCA_DROP_MAX] = {
 	[SHCA_DROP_NOMEM] = "rx_drop_nomem",
 	[SHCA_DROP_REFUSED] = "rx_drop_refused",
 	[SHCA_DROP_DUP_READ] = "rx_drop_dup_read",
+	[SHCA_DROP_DUP_ATOMIC] = "rx_drop_dup_atomic",
 	[SHCA_DROP_LOOP_SRC] = "loop_drop_src",
 	[SHCA_DROP_LOOP_PSN] = "loop_drop_psn",
 };

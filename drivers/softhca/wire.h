@@ -223,6 +223,7 @@ enum shca_drop {
 	SHCA_DROP_NOMEM,	/* no memory to take the packet in */
 	SHCA_DROP_REFUSED,	/* the QP refused it (state, service, Q_Key) */
 	SHCA_DROP_DUP_READ,	/* a duplicate READ the responder forgot */
+	SHCA_DROP_DUP_ATOMIC,	/* a duplicate atomic it forgot */
 	SHCA_DROP_LOOP_SRC,	/* loopback: not from the QP's peer */
 	SHCA_DROP_LOOP_PSN,	/* loopback: not the PSN the QP expects */
 	SHCA_DROP_MAX,
