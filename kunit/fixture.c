@@ -113,6 +113,8 @@ struct net_device *shca_test_netdev_create(void)
 	ndev->max_mtu = 9000;
 	ndev->hw_features = NETIF_F_SG;
 	ndev->features = NETIF_F_SG;
+	/* A test may give it another's address, and so its GIDs. */
+	ndev->priv_flags |= IFF_LIVE_ADDR_CHANGE;
 	eth_hw_addr_random(ndev);
 
 	ret = register_netdev(ndev);

@@ -7,10 +7,15 @@
  * SEND must find A deaf (C retries, then completes with RETRY_EXC_ERR),
  * leave A's receive queue and state alone, and be counted.  So must B's
  * own messages with a PSN other than A's expected one; and the honest
- * pair numbers its messages as the wire would.
+ * pair numbers its messages as the wire would.  Two devices may have one
+ * GID (netdevs with one MAC address: VLANs of one NIC): C, given B's GID
+ * as well, must still be refused, for its device.
  */
 
+#include <linux/etherdevice.h>
+#include <linux/rtnetlink.h>
 #include <linux/slab.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
 #include "dev.h"
@@ -27,13 +32,18 @@
 
 static struct shca_fixture shca_ls_fx[3];
 
-/* A's and B's bench, and the attacker's QP C with its PD and CQ. */
+/*
+ * A's and B's bench, and the attacker's QP C with its PD and CQ; device
+ * 3's own MAC address while it has device 2's.
+ */
 struct shca_ls {
 	struct shca_dp dp;
 	struct ib_pd *pd2;
 	struct ib_pd *pd3;
 	struct ib_cq *cq3;
 	struct ib_qp *c;
+	bool mac_taken;
+	u8 mac3[ETH_ALEN];
 };
 
 static struct shca_ls shca_ls;
@@ -72,9 +82,26 @@ static int shca_ls_init(struct kunit *test)
 	return 0;
 }
 
+/* Device 3's netdev takes @mac, and with it the GIDs made of it. */
+static int shca_ls_set_mac(const u8 *mac)
+{
+	struct net_device *ndev = shca_ls_fx[2].ndev;
+	struct sockaddr sa = { .sa_family = ndev->type };
+	int ret;
+
+	ether_addr_copy(sa.sa_data, mac);
+	rtnl_lock();
+	ret = dev_set_mac_address(ndev, &sa, NULL);
+	rtnl_unlock();
+	return ret;
+}
+
 static void shca_ls_exit(struct kunit *test)
 {
 	struct shca_ls *ls = test->priv;
+
+	if (ls->mac_taken)
+		shca_ls_set_mac(ls->mac3);
 
 	if (!IS_ERR_OR_NULL(ls->c))
 		ib_destroy_qp(ls->c);
@@ -247,10 +274,36 @@ static void shca_ls_expect_intact(struct kunit *test, struct shca_dp *dp,
 }
 
 /*
- * C on device 3 has B's QPN and names A as its peer: its SEND is dropped
- * (not from A's path's GID and device), counted, unanswered.
+ * Device 3 takes device 2's MAC address; its default GID, made of it,
+ * becomes B's (ib_core's netdev events change it).
  */
-static void shca_ls_foreign_qpn(struct kunit *test)
+static void shca_ls_take_gid(struct kunit *test)
+{
+	struct shca_ls *ls = test->priv;
+	union ib_gid gid2, gid3;
+	int tries;
+
+	ether_addr_copy(ls->mac3, shca_ls_fx[2].ndev->dev_addr);
+	KUNIT_ASSERT_EQ(test, shca_ls_set_mac(shca_ls_fx[1].ndev->dev_addr),
+			0);
+	ls->mac_taken = true;
+	KUNIT_ASSERT_EQ(test, rdma_query_gid(shca_ls_fx[1].ibdev, SHCA_PORT, 0,
+					     &gid2), 0);
+	for (tries = 0; tries < 200; tries++) {
+		if (!rdma_query_gid(shca_ls_fx[2].ibdev, SHCA_PORT, 0, &gid3) &&
+		    !memcmp(&gid2, &gid3, sizeof(gid2)))
+			return;
+		msleep(50);
+	}
+	KUNIT_FAIL(test, "device 3's GID 0 never became device 2's");
+}
+
+/*
+ * C on device 3 has B's QPN (and, given @same_gid, B's GID as its source)
+ * and names A as its peer: its SEND is dropped (not from A's path's GID
+ * and device), counted, unanswered.
+ */
+static void shca_ls_impostor(struct kunit *test, bool same_gid)
 {
 	struct shca_dp *dp = shca_ls_bench(test);
 	struct ib_device *dev1 = shca_ls_fx[0].ibdev;
@@ -261,6 +314,8 @@ static void shca_ls_foreign_qpn(struct kunit *test)
 	s64 before;
 
 	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(dp, 0, 1, dst, 64), 0);
+	if (same_gid)
+		shca_ls_take_gid(test);
 	c = shca_ls_attacker(test, dp->qp[1]->qp_num);
 	before = shca_frame_drops(test, dev1, SHCA_DROP_LOOP_SRC);
 	sge = (struct ib_sge){
@@ -272,6 +327,16 @@ static void shca_ls_foreign_qpn(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_frame_drops(test, dev1, SHCA_DROP_LOOP_SRC),
 			before + SHCA_LS_TRIES);
 	shca_ls_expect_intact(test, dp, 1, dst, 64);
+}
+
+static void shca_ls_foreign_qpn(struct kunit *test)
+{
+	shca_ls_impostor(test, false);
+}
+
+static void shca_ls_same_gid(struct kunit *test)
+{
+	shca_ls_impostor(test, true);
 }
 
 /* B, reconnected to A from @sq_psn, a PSN A does not expect. */
@@ -374,6 +439,7 @@ static void shca_ls_honest(struct kunit *test)
 
 static struct kunit_case shca_ls_cases[] = {
 	KUNIT_CASE(shca_ls_foreign_qpn),
+	KUNIT_CASE(shca_ls_same_gid),
 	KUNIT_CASE(shca_ls_psn_order),
 	KUNIT_CASE(shca_ls_honest),
 	{}
