@@ -6,7 +6,9 @@
 # (KASAN, lockdep, kmemleak), in loopback on one device: the wire between
 # two guests is not fuzzed here.  --debian: on Debian's kernel instead.
 # Defaults: $DURATION seconds (else 90), seed $SEED (else from the clock),
-# 4 processes, 10^6 operations (the time runs out first).  Prints the seed;
+# 4 processes, 10^6 operations (the time runs out first); on the debug
+# kernel, 2% of softhca's allocations fail meanwhile (fuzz-uverbs --fail;
+# Debian's kernels have no fault injection).  Prints the seed;
 # the workers' logs (every operation, its arguments and its answer) and
 # the console stay in the run directory it names.  Results:
 #   fuzz/uverbs-setup, fuzz/uverbs-regress-<seed> (the kept cases),
@@ -39,7 +41,9 @@ if [ -n "$debian" ]; then
 	kdir=$(make -s -C "$top" print-kdir)
 	kernel=$("$top/scripts/kernel/debian-kernel.sh" "$(kdir_release "$kdir")") ||
 		die "no Debian kernel"
+	fail=0
 else
+	fail=2
 	kernel=$("$top/scripts/kernel/debug-kernel.sh") || die "no debug kernel"
 	kdir=$kernel/build
 fi
@@ -48,14 +52,14 @@ make -s -C "$top" KDIR="$kdir" modules >/dev/null || die "module build failed"
 make -s -C "$top" userspace >/dev/null || die "provider build failed"
 
 share=$(run_dir fuzz-uverbs)
-say "fuzz-uverbs: seed $seed, $seconds s, $procs processes, on $rel; logs in $share"
+say "fuzz-uverbs: seed $seed, $seconds s, $procs processes, $fail% of allocations failing, on $rel; logs in $share"
 start=$SECONDS
 SOFTHCA_RESULTS=$share/results SOFTHCA_SHARE=$share \
 	"$top/scripts/vm/run.sh" --timeout $((seconds + 900)) --mem 3G \
 	--share "$share" --log "$share/console.log" "$kernel" -- \
 	"$top/scripts/tests/fuzz-uverbs-guest.sh" "$top/build/$rel" \
 	"$top/build/userspace/libsofthca" "$seconds" "$seed" "$procs" \
-	"$ops" >/dev/null
+	"$ops" "$fail" >/dev/null
 rc=$?
 say "fuzz-uverbs: guest run took $((SECONDS - start)) s"
 grep -h '^fuzz-uverbs\|^worker' "$share/console.log"

@@ -8,7 +8,8 @@
 # logs go to $SOFTHCA_SHARE.
 #
 # $1: this kernel's build directory; $2: the provider library; $3: seconds;
-# $4: seed; $5: worker processes; $6: operations (all workers together).
+# $4: seed; $5: worker processes; $6: operations (all workers together);
+# $7: the percentage of softhca's allocations to fail (fuzz-uverbs --fail).
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -19,6 +20,7 @@ seconds=$3
 seed=$4
 procs=$5
 ops=$6
+fail=$7
 fuzz=$(dirname "$RDMAV_DRIVERS")/tests/fuzz-uverbs
 seeds=$top/userspace/tests/fuzz-uverbs.seeds
 # resources: the device's counts, as the provider's suites take them.
@@ -87,7 +89,7 @@ if [ -f "$seeds" ]; then
 	done <"$seeds"
 fi
 check fuzz/uverbs campaign campaign --seed "$seed" --procs "$procs" \
-	--ops "$ops" --seconds "$seconds"
+	--ops "$ops" --seconds "$seconds" --fail "$fail"
 check fuzz/uverbs-resources-baseline baseline
 check fuzz/uverbs-unload eval 'rdma link delete softhca0 && rmmod softhca'
 echo "fuzz-uverbs: $(uptime_s) s after boot: done"

@@ -19,6 +19,13 @@
  * for itself (512 and above).  No call may hang (120 s), and at the end
  * each worker makes a fresh QP pair and checks a SEND's data.
  *
+ * --fail PCT (root, a kernel with fault injection): while the workers
+ * fuzz, softhca's own fault point (debugfs softhca_fail) fails PCT percent
+ * of the allocations of every create path, those of the rings and objects
+ * of the uverbs paths included, which must then answer ENOMEM and leave
+ * nothing behind.  It is turned on once every worker opened the device,
+ * and off by the first worker done, before its final check.
+ *
  * Each worker logs every operation it made, its arguments and the answer,
  * to DIR/fuzz-uverbs.N.log.  Worker N's operations follow from the seed
  * alone (--seed S --worker N replays them), but for what the racing
@@ -26,7 +33,7 @@
  *
  * Usage: RDMAV_DRIVERS=/abs/path/libsofthca fuzz-uverbs [--dev DEV]
  *        [--gid INDEX] [--seed S] [--ops N] [--procs P] [--seconds T]
- *        [--log DIR] [--worker N]
+ *        [--log DIR] [--worker N] [--fail PCT]
  * Exit status 0 when every worker found every answer of its class.
  */
 #define _GNU_SOURCE	/* strerrorname_np */
@@ -122,7 +129,7 @@ struct ah_slot {
 
 /* One worker process's state. */
 static struct {
-	int index, log_fd, gid_index;
+	int index, log_fd, gid_index, fail;
 	uint64_t rng, seed;
 	struct ibv_context *ctx;
 	struct ibv_device_attr dev;
@@ -148,8 +155,16 @@ static struct {
 	unsigned long steps, sends, cqes, pairs, scribbles, events;
 } F = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* Shared with the parent: each worker's operation count. */
-static unsigned long *op_counts;
+/*
+ * Shared with the parent: how many workers are set up, whether they may
+ * begin (the parent waits for all, to turn the fault point on only once
+ * they opened the device; -1: they must not), and each worker's
+ * operation count.
+ */
+static struct shared {
+	int ready, go;
+	unsigned long ops[];
+} *shared;
 
 static uint64_t next(uint64_t *s)
 {
@@ -194,7 +209,7 @@ static void begin(const char *fmt, ...)
 	vsnprintf(F.what, sizeof(F.what), fmt, ap);
 	va_end(ap);
 	F.op++;
-	op_counts[F.index] = F.op;
+	shared->ops[F.index] = F.op;
 }
 
 static unsigned int answer_class(int err)
@@ -1453,6 +1468,38 @@ static void final_check(void)
 	}
 }
 
+/* --- softhca's fault point ------------------------------------------------ */
+
+#define FAIL_DIR "/sys/kernel/debug/softhca_fail/"
+
+static int fail_set(const char *attr, const char *val)
+{
+	char path[128];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), FAIL_DIR "%s", attr);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	if (write(fd, val, strlen(val)) < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+/* softhca's allocations fail at @pct percent from now on; 0: none do. */
+static int fail_arm(int pct)
+{
+	char val[16];
+
+	snprintf(val, sizeof(val), "%d", pct);
+	if (!pct)
+		return fail_set("probability", "0");
+	return fail_set("verbose", "0") ?: fail_set("interval", "1") ?:
+	       fail_set("space", "0") ?: fail_set("times", "-1") ?:
+	       fail_set("probability", val);
+}
+
 static int setup(const char *dev_name, const char *dir)
 {
 	struct ibv_device **list;
@@ -1484,9 +1531,16 @@ static int worker(const char *dev_name, const char *dir, unsigned long nops,
 {
 	void *(*fns[])(void *) = { traffic, scribbler, events, watchdog };
 	pthread_t t[ARRAY_SIZE(fns)];
+	int err, go;
 	size_t i;
 
-	if (setup(dev_name, dir))
+	err = setup(dev_name, dir);
+	__atomic_add_fetch(&shared->ready, 1, __ATOMIC_SEQ_CST);
+	if (err)
+		return 2;
+	while (!(go = __atomic_load_n(&shared->go, __ATOMIC_SEQ_CST)))
+		usleep(1000);
+	if (go < 0)
 		return 2;
 	for (i = 0; i < ARRAY_SIZE(fns); i++)
 		if (pthread_create(&t[i], NULL, fns[i], NULL))
@@ -1496,6 +1550,11 @@ static int worker(const char *dev_name, const char *dir, unsigned long nops,
 	F.stop = 1;
 	pthread_join(t[0], NULL);
 	pthread_join(t[1], NULL);
+	if (F.fail && fail_arm(0)) {
+		fprintf(stderr, "worker %d: cannot disarm " FAIL_DIR "\n",
+			F.index);
+		return 2;
+	}
 	final_check();
 	/* Half the workers leave their objects to the closing of the file. */
 	if (rnd(2))
@@ -1536,7 +1595,7 @@ struct options {
 	const char *dev, *dir;
 	uint64_t seed;
 	unsigned long ops;
-	int procs, seconds, gid, only;
+	int procs, seconds, gid, only, fail;
 };
 
 static int parse(int argc, char **argv, struct options *o)
@@ -1546,6 +1605,7 @@ static int parse(int argc, char **argv, struct options *o)
 		{ "seed", 1, NULL, 's' }, { "ops", 1, NULL, 'n' },
 		{ "procs", 1, NULL, 'p' }, { "seconds", 1, NULL, 't' },
 		{ "log", 1, NULL, 'l' }, { "worker", 1, NULL, 'w' },
+		{ "fail", 1, NULL, 'f' },
 		{}
 	};
 	int c;
@@ -1565,11 +1625,12 @@ static int parse(int argc, char **argv, struct options *o)
 		case 't': o->seconds = atoi(optarg); break;
 		case 'l': o->dir = optarg; break;
 		case 'w': o->only = atoi(optarg); break;
+		case 'f': o->fail = atoi(optarg); break;
 		default: return 1;
 		}
 	}
 	return optind != argc || o->procs < 1 || o->procs > 64 ||
-	       o->only >= o->procs;
+	       o->only >= o->procs || o->fail < 0 || o->fail > 100;
 }
 
 static int run_worker(const struct options *o, int i, time_t deadline)
@@ -1578,6 +1639,7 @@ static int run_worker(const struct options *o, int i, time_t deadline)
 	F.seed = worker_seed(o->seed, i);
 	F.rng = F.seed;
 	F.gid_index = o->gid;
+	F.fail = !!o->fail;
 	return worker(o->dev, o->dir, o->ops / o->procs, deadline);
 }
 
@@ -1608,22 +1670,21 @@ int main(int argc, char **argv)
 {
 	time_t deadline = 0;
 	unsigned long total = 0;
-	int i, started = 0, failed;
+	int i, started = 0, failed, go;
 	struct options o;
 	double t0;
 
 	if (parse(argc, argv, &o)) {
-		fprintf(stderr, "usage: %s [--dev DEV] [--gid INDEX] [--seed S] [--ops N] [--procs P] [--seconds T] [--log DIR] [--worker N]\n",
+		fprintf(stderr, "usage: %s [--dev DEV] [--gid INDEX] [--seed S] [--ops N] [--procs P] [--seconds T] [--log DIR] [--worker N] [--fail PCT]\n",
 			argv[0]);
 		return 2;
 	}
-	printf("fuzz-uverbs: seed %#" PRIx64 " procs %d ops %lu seconds %d log %s\n",
-	       o.seed, o.procs, o.ops, o.seconds, o.dir);
+	printf("fuzz-uverbs: seed %#" PRIx64 " procs %d ops %lu seconds %d fail %d%% log %s\n",
+	       o.seed, o.procs, o.ops, o.seconds, o.fail, o.dir);
 	fflush(stdout);
-	op_counts = mmap(NULL, o.procs * sizeof(*op_counts),
-			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-			 -1, 0);
-	if (op_counts == MAP_FAILED)
+	shared = mmap(NULL, sizeof(*shared) + o.procs * sizeof(shared->ops[0]),
+		      PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED)
 		return 2;
 	if (o.seconds)
 		deadline = time(NULL) + o.seconds;
@@ -1635,9 +1696,17 @@ int main(int argc, char **argv)
 		if (!fork())
 			exit(run_worker(&o, i, deadline));
 	}
+	while (__atomic_load_n(&shared->ready, __ATOMIC_SEQ_CST) < started)
+		usleep(1000);
+	go = o.fail && fail_arm(o.fail) ? -1 : 1;
+	if (go < 0)
+		fprintf(stderr, "fuzz-uverbs: --fail: no " FAIL_DIR "\n");
+	__atomic_store_n(&shared->go, go, __ATOMIC_SEQ_CST);
 	failed = reap(started);
+	if (o.fail)
+		fail_arm(0);
 	for (i = 0; i < o.procs; i++)
-		total += op_counts[i];
+		total += shared->ops[i];
 	printf("fuzz-uverbs: seed %#" PRIx64 ": %lu ops in %.1f s (%.0f ops/s), %d of %d workers failed\n",
 	       o.seed, total, now() - t0, total / (now() - t0), failed,
 	       started);
