@@ -13,9 +13,12 @@
  * DMA lengths, remote keys and addresses, AETH syndromes and MSNs,
  * opcodes (the headers rebuilt for the new one, or only the opcode byte
  * changed, so that the header lengths disagree), pad counts, TVer,
- * flags, keys, destination QPs, the IPv6 and UDP lengths, truncation and
- * random bytes.  The ICRC is then computed again, so that the mutations
- * reach past its check (a few frames keep a stale one).
+ * flags, keys, destination QPs (ib_mad's GSI QP 1 among them, with its
+ * Q_Key), the IPv6 and UDP lengths, truncation and random bytes.  Half
+ * of the SEND_WITH_INVALIDATE frames name, by its exact key, a
+ * fast-registration MR of the QPs' PD, so that remote invalidation runs
+ * too.  The ICRC is then computed again, so that the mutations reach
+ * past its check (a few frames keep a stale one).
  *
  * The frames enter where the network delivers them, the netdev's receive
  * path, so the campaign does not depend on how the transport is built.
@@ -43,12 +46,14 @@
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/udp.h>
+#include <rdma/ib_mad.h>
 #include <asm/unaligned.h>
 
 #include "dev.h"
 #include "dp.h"
 #include "fixture.h"
 #include "frame.h"
+#include "mr.h"
 #include "net.h"
 #include "wire.h"
 
@@ -217,7 +222,8 @@ struct shca_fz {
 	struct ib_pd *pd;
 	struct ib_ah *ah;		/* UD: to the peer */
 	struct ib_mr *mr;
-	u8 *mem;			/* the MR's memory */
+	struct ib_mr *inv_mr;		/* what SEND_WITH_INV frames may name */
+	u8 *mem;			/* the MRs' memory */
 	u8 *payload;
 	union ib_gid gid;
 	struct shca_fz_qp qp[SHCA_FZ_NQP];
@@ -652,6 +658,8 @@ static void shca_fz_register(struct shca_fz *fz, struct shca_fz_qp *t)
 	KUNIT_ASSERT_NOT_NULL(fz->test, fz->mem);
 	fz->mr = shca_dp_frwr(&dp, 0, fz->mem, SHCA_FZ_MR_LEN,
 			      shca_dp_rc.access);
+	fz->inv_mr = shca_dp_frwr(&dp, 0, fz->mem, SHCA_FZ_MR_LEN,
+				  IB_ACCESS_LOCAL_WRITE);
 }
 
 static void shca_fz_teardown(struct shca_fz *fz)
@@ -659,6 +667,8 @@ static void shca_fz_teardown(struct shca_fz *fz)
 	unsigned int i;
 
 	shca_test_netdev_capture(fz->fx->ndev, false);
+	if (!IS_ERR_OR_NULL(fz->inv_mr))
+		ib_dereg_mr(fz->inv_mr);
 	if (!IS_ERR_OR_NULL(fz->mr))
 		ib_dereg_mr(fz->mr);
 	for (i = 0; i < SHCA_FZ_NQP; i++) {
@@ -782,6 +792,8 @@ static void shca_fz_mut_lens(struct shca_fz *fz, struct shca_pkt *pkt,
 static void shca_fz_mut_pkt(struct shca_fz *fz, struct shca_pkt *pkt,
 			    u32 muts)
 {
+	struct ib_qp *qp;
+
 	if (muts & BIT(SHCA_FZ_M_PSN_NEAR))
 		pkt->psn = (pkt->psn + shca_fz_rand(fz, 9) - 4) & SHCA_BTH_PSN;
 	if (muts & BIT(SHCA_FZ_M_PSN_FAR))
@@ -806,10 +818,21 @@ static void shca_fz_mut_pkt(struct shca_fz *fz, struct shca_pkt *pkt,
 		pkt->pkey = shca_fz_rand(fz, 2) ? 0x7fff :
 			    prandom_u32_state(&fz->rnd);
 	}
-	if (muts & BIT(SHCA_FZ_M_DQPN))
-		pkt->dqpn = shca_fz_rand(fz, 2) ?
-			    fz->qp[shca_fz_rand(fz, SHCA_FZ_NQP)].qp->qp_num :
-			    prandom_u32_state(&fz->rnd) & SHCA_BTH_QPN;
+	if (muts & BIT(SHCA_FZ_M_DQPN)) {
+		switch (shca_fz_rand(fz, 4)) {
+		case 0:
+			/* ib_mad's GSI QP, with the Q_Key it takes. */
+			pkt->dqpn = 1;
+			pkt->qkey = IB_QP1_QKEY;
+			break;
+		case 1:
+			pkt->dqpn = prandom_u32_state(&fz->rnd) & SHCA_BTH_QPN;
+			break;
+		default:
+			qp = fz->qp[shca_fz_rand(fz, SHCA_FZ_NQP)].qp;
+			pkt->dqpn = qp->qp_num;
+		}
+	}
 }
 
 /* The mutations of the frame built; then its ICRC, unless kept stale. */
@@ -889,7 +912,9 @@ static void shca_fz_frame(struct shca_fz *fz, struct shca_fz_qp *t,
 	pkt.swap_add = prandom_u32_state(&fz->rnd);
 	pkt.compare = prandom_u32_state(&fz->rnd);
 	pkt.orig = prandom_u32_state(&fz->rnd);
-	pkt.inv_rkey = prandom_u32_state(&fz->rnd);
+	/* Half name an MR of the QPs' PD by its key, which they invalidate. */
+	pkt.inv_rkey = shca_fz_rand(fz, 2) ? fz->inv_mr->rkey :
+		       prandom_u32_state(&fz->rnd);
 	shca_fz_mut_pkt(fz, &pkt, muts);
 	shca_frame_fill(fz->fx->ndev, &fz->gid, &pkt, fz->payload, &fz->f[i]);
 	shca_fz_mut_frame(fz, &fz->f[i], muts);
@@ -1091,6 +1116,9 @@ static void shca_fz_report(struct shca_fz *fz, unsigned long start)
 	for (i = 0; i < SHCA_FZ_M_MAX; i++)
 		kunit_info(fz->test, "  mutation %s: %llu frames\n",
 			   shca_fz_mut_names[i], fz->muts[i]);
+	kunit_info(fz->test, "  the MR SEND_WITH_INV names: %s\n",
+		   READ_ONCE(to_shca_mr(fz->inv_mr)->valid) ? "valid" :
+		   "invalidated");
 	for (i = 0; i < SHCA_FZ_NQP; i++)
 		kunit_info(fz->test, "  QP %u (%s %s%s): rebuilt %u times\n", i,
 			   shca_fz_type(fz->qp[i].plan->type),
