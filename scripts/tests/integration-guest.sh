@@ -290,49 +290,59 @@ held_remove() {
 	esac
 }
 
-held_context() {
-	local ready pid rpid rc=0 start
-	ready=$(mktemp -u)
+# softhca6 on a veth pair of its own, up.
+softhca6_up() {
 	{ lsmod | grep -q '^softhca ' || load_module; } &&
 		veth_pair shv6 shv7 &&
 		rdma link add softhca6 type softhca netdev shv6 &&
-		wait_for 10 link_state softhca6 ACTIVE || return 1
-	"$guest_tests/held-context" softhca6 "$ready" &
-	pid=$!
-	wait_for 20 test -e "$ready" || rc=1
-	start=$SECONDS
+		wait_for 10 link_state softhca6 ACTIVE
+}
+
+# remove_within HOW PID: softhca6 removed HOW; the removal and process
+# PID (its user, which must then end) done within 10 s each, else PID is
+# killed.  Then the device gone, its netdev and module too.
+remove_within() {
+	local rpid user=$2 rc=0 start=$SECONDS
 	held_remove "$1" &
 	rpid=$!
 	if ! wait_for 10 eval '! kill -0 $rpid 2>/dev/null' ||
-		! wait_for 10 eval '! kill -0 $pid 2>/dev/null'; then
+		! wait_for 10 eval '! kill -0 $user 2>/dev/null'; then
 		echo "$1: not done after $((SECONDS - start)) s"
-		kill "$pid"
+		kill "$user"
 		rc=1
 	fi
 	wait "$rpid" || rc=1
-	wait "$pid" || rc=1
 	echo "$1: done in $((SECONDS - start)) s"
 	no_device softhca6 || rc=1
 	ip link del shv6 2>/dev/null
+	return $rc
+}
+
+held_context() {
+	local ready pid rc=0
+	ready=$(mktemp -u)
+	softhca6_up || return 1
+	"$guest_tests/held-context" softhca6 "$ready" &
+	pid=$!
+	wait_for 20 test -e "$ready" || rc=1
+	remove_within "$1" $pid || rc=1
+	wait "$pid" || rc=1
 	rm -f "$ready"
 	! lsmod | grep -q '^softhca ' || rmmod softhca || rc=1
 	return $rc
 }
 
 # The device goes while kernel and user QPs stream traffic on it.
-# busy_remove HOW: softhca6 on a veth pair of its own carries an ibloop run
-# (kernel QPs: 64 KiB WRITEs, 64 in flight, completion handler) and an
-# ibv_rc_pingpong pair (user QPs: 64 KiB SENDs), both endless, when it is
-# removed HOW (as held_context).  The removal completes within 10 s;
-# ibloop, an ib_client, is told and ends its run with -ENODEV (19) after
-# completing messages with no data mismatch; the pingpongs, whose rings
-# are gone, are killed and exit; the module unloads.
+# busy_remove HOW: softhca6 carries an ibloop run (kernel QPs: 64 KiB
+# WRITEs, 64 in flight, completion handler) and an ibv_rc_pingpong pair
+# (user QPs: 64 KiB SENDs), both endless, when it is removed HOW (as
+# held_context).  The removal completes within 10 s; ibloop, an
+# ib_client, is told and ends its run with -ENODEV (19) after completing
+# messages with no data mismatch; the pingpongs, whose rings are gone,
+# are killed and exit; the module unloads.
 busy_remove() {
-	local pids ipid rpid rc=0 start line
-	{ lsmod | grep -q '^softhca ' || load_module; } &&
-		insmod "$ibloop_ko" && veth_pair shv6 shv7 &&
-		rdma link add softhca6 type softhca netdev shv6 &&
-		wait_for 10 link_state softhca6 ACTIVE || return 1
+	local pids ipid rc=0 line
+	softhca6_up && insmod "$ibloop_ko" || return 1
 	# Its write fails with ENODEV, as it should: the result line says so.
 	{ echo "dev=softhca6 op=write size=65536 depth=64 iters=4000000000" \
 		>"$ibloop_ctl"; } 2>/dev/null &
@@ -348,17 +358,8 @@ busy_remove() {
 	wait_for 10 eval '[ "$(rdma resource show qp link softhca6/1 |
 		grep -c "type RC state RTS")" = 4 ]' || rc=1
 	sleep 2
-	start=$SECONDS
-	held_remove "$1" &
-	rpid=$!
-	if ! wait_for 10 eval '! kill -0 $rpid 2>/dev/null' ||
-		! wait_for 10 eval '! kill -0 $ipid 2>/dev/null'; then
-		echo "$1: not done after $((SECONDS - start)) s"
-		rc=1
-	fi
-	wait "$rpid" || rc=1
+	remove_within "$1" $ipid || rc=1
 	wait "$ipid"
-	echo "$1: done in $((SECONDS - start)) s"
 	line=$(cat "$ibloop_ctl")
 	echo "ibloop: $line"
 	[ "$(result_field "$line" status)" = -19 ] &&
@@ -368,8 +369,6 @@ busy_remove() {
 	kill $pids 2>/dev/null
 	# shellcheck disable=SC2086
 	wait $pids
-	no_device softhca6 || rc=1
-	ip link del shv6 2>/dev/null
 	rmmod ibloop || rc=1
 	! lsmod | grep -q '^softhca ' || rmmod softhca || rc=1
 	return $rc
