@@ -236,6 +236,42 @@ int shca_fixture_loopback_av(struct shca_fixture *fx, struct rdma_ah_attr *ah)
 }
 
 /**
+ * shca_fixture_connect() - a QP in RESET through INIT and RTR to RTS
+ * @qp: the QP
+ * @to: the fixture whose GID 0 and MAC address its path names
+ * @attr: what INIT, RTR and RTS take (port, access flags, path MTU,
+ *	destination QPN, PSNs, timers, retry counts, READ depths); its
+ *	state and address vector are set here
+ *
+ * Return: 0, or the error of the first step that failed.
+ */
+int shca_fixture_connect(struct ib_qp *qp, struct shca_fixture *to,
+			 struct ib_qp_attr *attr)
+{
+	int ret;
+
+	attr->qp_state = IB_QPS_INIT;
+	ret = ib_modify_qp(qp, attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	ret = shca_fixture_wait_gid(to, 0) ?:
+	      shca_fixture_loopback_av(to, &attr->ah_attr);
+	if (ret)
+		return ret;
+	attr->qp_state = IB_QPS_RTR;
+	ret = ib_modify_qp(qp, attr, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	attr->qp_state = IB_QPS_RTS;
+	return ib_modify_qp(qp, attr, IB_QP_STATE | IB_QP_SQ_PSN |
+			    IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+			    IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+/**
  * shca_fixture_setup() - a fresh netdev and a softhca device on it
  * @fx: the fixture to fill
  * @name: the device's name

@@ -46,6 +46,8 @@ void shca_fixture_settle(void);
 bool shca_wait_count(wait_queue_head_t *wait, atomic_t *count, int n);
 int shca_fixture_wait_gid(struct shca_fixture *fx, unsigned int index);
 int shca_fixture_loopback_av(struct shca_fixture *fx, struct rdma_ah_attr *ah);
+int shca_fixture_connect(struct ib_qp *qp, struct shca_fixture *to,
+			 struct ib_qp_attr *attr);
 
 /*
  * One device for a whole suite (creating one takes seconds under TCG):

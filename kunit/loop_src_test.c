@@ -146,7 +146,6 @@ static void shca_ls_connect(struct kunit *test, struct ib_qp *qp,
 			    struct shca_fixture *to, u32 dest_qpn, u32 sq_psn)
 {
 	struct ib_qp_attr attr = {
-		.qp_state = IB_QPS_INIT,
 		.port_num = SHCA_PORT,
 		.qp_access_flags = shca_dp_rc.access,
 		.path_mtu = IB_MTU_1024,
@@ -160,22 +159,7 @@ static void shca_ls_connect(struct kunit *test, struct ib_qp *qp,
 		.max_rd_atomic = 16,
 	};
 
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE |
-					   IB_QP_PKEY_INDEX | IB_QP_PORT |
-					   IB_QP_ACCESS_FLAGS), 0);
-	KUNIT_ASSERT_EQ(test, shca_fixture_wait_gid(to, 0), 0);
-	KUNIT_ASSERT_EQ(test, shca_fixture_loopback_av(to, &attr.ah_attr), 0);
-	attr.qp_state = IB_QPS_RTR;
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV |
-					   IB_QP_PATH_MTU | IB_QP_DEST_QPN |
-					   IB_QP_RQ_PSN |
-					   IB_QP_MAX_DEST_RD_ATOMIC |
-					   IB_QP_MIN_RNR_TIMER), 0);
-	attr.qp_state = IB_QPS_RTS;
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE |
-					   IB_QP_SQ_PSN | IB_QP_TIMEOUT |
-					   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
-					   IB_QP_MAX_QP_RD_ATOMIC), 0);
+	KUNIT_ASSERT_EQ(test, shca_fixture_connect(qp, to, &attr), 0);
 }
 
 /*

@@ -116,30 +116,13 @@ static struct ib_qp *shca_qp_new(struct shca_qp_env *env,
 static void shca_qp_to_rts(struct kunit *test, struct ib_qp *qp)
 {
 	struct ib_qp_attr attr = {
-		.qp_state = IB_QPS_INIT,
 		.port_num = SHCA_PORT,
 		.qp_access_flags = IB_ACCESS_REMOTE_WRITE,
+		.path_mtu = IB_MTU_1024,
+		.dest_qp_num = qp->qp_num,
 	};
 
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE |
-					   IB_QP_PKEY_INDEX | IB_QP_PORT |
-					   IB_QP_ACCESS_FLAGS), 0);
-	attr.qp_state = IB_QPS_RTR;
-	attr.path_mtu = IB_MTU_1024;
-	attr.dest_qp_num = qp->qp_num;
-	KUNIT_ASSERT_EQ(test, shca_fixture_wait_gid(&shca_qp_fx, 0), 0);
-	KUNIT_ASSERT_EQ(test, shca_fixture_loopback_av(&shca_qp_fx,
-						       &attr.ah_attr), 0);
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV |
-					   IB_QP_PATH_MTU | IB_QP_DEST_QPN |
-					   IB_QP_RQ_PSN |
-					   IB_QP_MAX_DEST_RD_ATOMIC |
-					   IB_QP_MIN_RNR_TIMER), 0);
-	attr.qp_state = IB_QPS_RTS;
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE |
-					   IB_QP_SQ_PSN | IB_QP_TIMEOUT |
-					   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
-					   IB_QP_MAX_QP_RD_ATOMIC), 0);
+	KUNIT_ASSERT_EQ(test, shca_fixture_connect(qp, &shca_qp_fx, &attr), 0);
 }
 
 static int shca_qp_set_state(struct ib_qp *qp, enum ib_qp_state state)
