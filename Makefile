@@ -20,8 +20,8 @@ KREL := $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' \
 BUILD := $(CURDIR)/build/$(KREL)
 SOURCES := Kbuild drivers include kunit
 
-.PHONY: all modules userspace install uninstall check demo bench fuzz lint \
-	clean print-kdir
+.PHONY: all modules userspace install uninstall check check-full demo \
+	bench fuzz lint clean print-kdir
 
 all: modules userspace
 
@@ -43,6 +43,10 @@ uninstall:
 
 check:
 	scripts/check.sh
+
+# make check with every wire case on both kernels (about 15 minutes more).
+check-full:
+	scripts/check.sh --full
 
 demo:
 	scripts/demo.sh

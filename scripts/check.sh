@@ -1,10 +1,21 @@
 #!/bin/bash
+# check.sh [--full]
+#
 # `make check`: every softhca suite, one line per test, and the totals as
 # the last line ("N passed, N failed, N skipped").  Exits non-zero when any
 # test failed.  Installs what is missing and builds what is not cached.
+# --full (`make check-full`): every wire case on both kernels too, where
+# `make check` runs one case of each kind of traffic and skips the rest.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
+
+brief=--brief
+case ${1:-} in
+'') ;;
+--full) brief= ;;
+*) die "usage: check.sh [--full]" ;;
+esac
 
 run=$(run_dir check)
 export SOFTHCA_RESULTS=$run/results
@@ -44,9 +55,12 @@ suite build build
 suite lint "$top/scripts/lint.sh"
 suite harness-selftest "$top/scripts/selftest/run.sh"
 suite kunit "$top/scripts/kunit.sh"
-# The wire fuzzer (docs/fuzzing.md): a campaign of about 3 minutes, its
-# seed printed; `make fuzz` runs the long ones.
+# The fuzzers (docs/fuzzing.md), a short campaign of each on the debug
+# kernel, their seeds printed; `make fuzz` runs the long ones.  The
+# wire's: 20,000 frames (at most 100 s).  The uverbs and rings one: 90 s
+# of 4 processes, after its kept regression seeds.
 suite fuzz "$top/scripts/fuzz.sh" --frames 20000 --seconds 100
+suite fuzz-uverbs "$top/scripts/fuzz-uverbs.sh" --seconds 90
 suite integration "$top/scripts/integration.sh"
 # Debian 12's other LTS kernel: the same integration suites, named
 # integ-6.12/...
@@ -62,10 +76,12 @@ integration_612() {
 suite integration-6.12 integration_612
 # RoCEv2 between two guests joined by a wire over the host's loopback,
 # on both kernels (wire/... and wire-6.12/...): UD, RC and rdma_cm, each
-# between softhca and rdma_rxe both ways, and each against itself.  Every
-# case on 6.1 (15 to 20 minutes); on 6.12, for CI's time, one case of
-# each kind of traffic (--brief), the others reported as skipped.
-suite wire "$top/scripts/wire.sh"
+# between softhca and rdma_rxe both ways, and each against itself.  For
+# make check's time, one case of each kind of traffic (--brief, about 5
+# minutes a kernel), the others reported as skipped; --full runs every
+# case (12 minutes on 6.1).
+# shellcheck disable=SC2086
+suite wire "$top/scripts/wire.sh" $brief
 wire_612() {
 	local kdir
 	kdir=$(kdir_lts612)
@@ -73,7 +89,8 @@ wire_612() {
 		skip wire-6.12/suite "no linux-headers-6.12.*+deb12-amd64"
 		return 0
 	fi
-	"$top/scripts/wire.sh" --brief "$kdir"
+	# shellcheck disable=SC2086
+	"$top/scripts/wire.sh" $brief "$kdir"
 }
 suite wire-6.12 wire_612
 # make bench, one repetition with few iterations (and on the debug kernel,
