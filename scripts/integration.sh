@@ -14,7 +14,7 @@ kdir=${1:-$default_kdir}
 rel=$(kdir_release "$kdir")
 prefix=integ
 [ "$kdir" -ef "$default_kdir" ] ||
-	prefix=integ-$(sed 's/^\([0-9]*\.[0-9]*\).*/\1/' <<<"$rel")
+	prefix=integ-$(cut -d. -f1-2 <<<"$rel")
 kernel=$("$top/scripts/kernel/debian-kernel.sh" "$rel") || die "no kernel $rel"
 make -s -C "$top" KDIR="$kdir" modules >/dev/null || die "module build failed"
 make -s -C "$top" userspace >/dev/null || die "provider build failed"
@@ -24,11 +24,13 @@ share=$(run_dir "integration-$rel")
 # Debian's module tree (symlinks) with softhca in updates/, indexed here:
 # depmod over 9p under TCG takes minutes, natively a second.
 modtree=$share/modroot/lib/modules/$rel
-mkdir -p "$(dirname "$modtree")" &&
+if ! { mkdir -p "$(dirname "$modtree")" &&
 	cp -as "$kernel/root/lib/modules/$rel" "$(dirname "$modtree")/" &&
 	mkdir -p "$modtree/updates" &&
 	cp "$top/build/$rel/drivers/softhca/softhca.ko" "$modtree/updates/" &&
-	depmod -b "$share/modroot" "$rel" || die "cannot index modules"
+	depmod -b "$share/modroot" "$rel"; }; then
+	die "cannot index modules"
+fi
 
 start=$SECONDS
 # The guest's results go to its share; replayed into ours below.

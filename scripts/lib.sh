@@ -1,6 +1,8 @@
+# shellcheck shell=bash
 # Shared by the softhca scripts: where things live and how to report.
 # Sourced, never run.
 
+# shellcheck disable=SC2034 # for the scripts that source this
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 home=${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}
 cache=${SOFTHCA_CACHE:-${XDG_CACHE_HOME:-$home/.cache}/softhca}

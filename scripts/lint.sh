@@ -1,7 +1,8 @@
 #!/bin/bash
 # Lint, as a kernel maintainer would before applying: checkpatch --strict
 # and kernel-doc on every kernel source, then W=1 and sparse builds against
-# each kernel softhca targets.  Any finding fails its test.
+# each kernel softhca targets; shellcheck on the harness.  Any finding
+# fails its test.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -20,6 +21,20 @@ lint_checkpatch() {
 
 lint_kerneldoc() {
 	perl "$dk/src/scripts/kernel-doc" -none "${srcs[@]}" 2>&1
+}
+
+# Every shell script (a shell's #!, or *.sh, sourced ones too), with what
+# it sources (-x); findings of every severity count.
+lint_shellcheck() {
+	local f files=()
+	while read -r f; do
+		case $f in
+		*.sh) files+=("$f") ;;
+		*) head -n 1 "$f" | grep -Eq '^#!/bin/(ba)?sh' && files+=("$f") ;;
+		esac
+	done < <(find scripts userspace .ci -type f | sort)
+	shellcheck -x -P SCRIPTDIR -f gcc "${files[@]}" 2>&1
+	return 0
 }
 
 # W=1 and sparse (C=2 checks every file, not only rebuilt ones).
@@ -43,6 +58,7 @@ lint_test() {
 
 lint_test checkpatch lint_checkpatch
 lint_test kernel-doc lint_kerneldoc
+lint_test shellcheck lint_shellcheck
 debian_kdir=$(make -s -C "$top" print-kdir 2>/dev/null)
 lint_test "w1-sparse-$(basename "$debian_kdir")" lint_build "$debian_kdir"
 lint_test "w1-sparse-debug-$(cat "$dk/release")" lint_build "$dk/build"

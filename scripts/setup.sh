@@ -1,6 +1,9 @@
 #!/bin/bash
 # Install the Debian packages softhca's build, tests and demo need; a no-op
-# when they are all there.  Debian 12 (bookworm), as root.
+# when they are all there.  Debian 12 (bookworm), as root.  Nothing they
+# bring may start on this host (rdma-core has services that load RDMA
+# modules; the guests share this host's root): a policy-rc.d that forbids
+# every start is in place while apt runs, unless the host has its own.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -8,6 +11,8 @@ pkgs=(
 	# module and debug-kernel builds
 	build-essential bc bison flex libelf-dev libssl-dev dwarves cpio kmod
 	linux-headers-amd64 linux-source-6.1 sparse xz-utils python3
+	# lint of the harness
+	shellcheck
 	# the VM harness
 	qemu-system-x86 busybox-static
 	# rdma-core 44 and its tools, for the provider and the integration tests
@@ -34,6 +39,13 @@ done
 
 [ "$(id -u)" = 0 ] || die "missing packages (${missing[*]}); run as root"
 say "setup: installing ${missing[*]}"
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\n# softhca setup.sh: no service starts here\nexit 101\n' \
+		>"$policy"
+	chmod 755 "$policy"
+	trap 'rm -f "$policy"' EXIT
+fi
 apt-get update -qq
 if [ -z "$lts612" ]; then
 	lts612=$(lts612_headers)

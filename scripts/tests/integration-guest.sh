@@ -300,11 +300,12 @@ softhca6_up() {
 
 # remove_within HOW PID: softhca6 removed HOW; the removal and process
 # PID (its user, which must then end) done within 10 s each, else PID is
-# killed.  Then the device gone, its netdev and module too.
+# killed.  Then the device must be gone; its netdev goes too.
 remove_within() {
 	local rpid user=$2 rc=0 start=$SECONDS
 	held_remove "$1" &
 	rpid=$!
+	# shellcheck disable=SC2016 # eval expands them
 	if ! wait_for 10 eval '! kill -0 $rpid 2>/dev/null' ||
 		! wait_for 10 eval '! kill -0 $user 2>/dev/null'; then
 		echo "$1: not done after $((SECONDS - start)) s"
@@ -355,6 +356,7 @@ busy_remove() {
 		localhost >/dev/null 2>&1 &
 	pids="$pids $!"
 	# Four RC QPs in RTS: ibloop's two and the pingpongs'.
+	# shellcheck disable=SC2016 # eval expands it
 	wait_for 10 eval '[ "$(rdma resource show qp link softhca6/1 |
 		grep -c "type RC state RTS")" = 4 ]' || rc=1
 	sleep 2

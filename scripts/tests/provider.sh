@@ -72,9 +72,11 @@ perftest() {
 		client_server 18516 "$log" "$1" -d softhca0 -x 1 -p 18516 \
 			"${@:2}"
 		rc=$?
-		[ "$rc" != 0 ] && [ "$try" != 3 ] &&
-			grep -q "Can't produce a report" "$log.server" \
-				"$log.client" || break
+		if [ "$rc" = 0 ] || [ "$try" = 3 ] ||
+			! grep -q "Can't produce a report" "$log.server" \
+				"$log.client"; then
+			break
+		fi
 		echo "$*: perftest could not calibrate its clock; again"
 	done
 	# The client's figures: the line after the column headings.
