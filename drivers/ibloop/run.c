@@ -356,7 +356,9 @@ dealloc_pd:
 /*
  * The run in progress (ctl.c runs one at a time), for ibloop_remove_one():
  * a kernel client must let go of a device that is being unregistered, as
- * ib_core waits for it to.
+ * ib_core waits for it to.  A run is published before it looks its device
+ * up, and found by the device's name, so that a removal that begins
+ * between the lookup and the traffic is not missed.
  */
 static DEFINE_SPINLOCK(ibloop_live_lock);
 static struct ibloop_ctx *ibloop_live;
@@ -377,7 +379,7 @@ static int ibloop_add_one(struct ib_device *dev)
 static void ibloop_remove_one(struct ib_device *dev, void *client_data)
 {
 	spin_lock(&ibloop_live_lock);
-	if (ibloop_live && ibloop_live->dev == dev) {
+	if (ibloop_live && !strcmp(ibloop_live->cfg->dev, dev_name(&dev->dev))) {
 		WRITE_ONCE(ibloop_live->removed, true);
 		wake_up(&ibloop_live->wq);
 	}
@@ -401,10 +403,10 @@ struct ib_client ibloop_client = {
  * polled, the objects destroyed) the unregistration waits for.
  *
  * Return: 0, -ENODEV (no such device, or it went away during the run),
- * -EINVAL (a queue or GID the device
- * cannot have), -EOPNOTSUPP (iWARP, or reads on a device without them),
- * -ENOMEM, -EIO (a completion with an error status), -ETIMEDOUT (nothing
- * completed for 10 s), -EINTR (fatal signal) or a verb's error.
+ * -EINVAL (a queue or GID the device cannot have), -EOPNOTSUPP (iWARP, or
+ * reads on a device without them), -ENOMEM, -EIO (a completion with an
+ * error status), -ETIMEDOUT (nothing completed for 10 s), -EINTR (fatal
+ * signal) or a verb's error.
  */
 int ibloop_run(const struct ibloop_cfg *cfg, struct ibloop_result *res)
 {
@@ -420,10 +422,11 @@ int ibloop_run(const struct ibloop_cfg *cfg, struct ibloop_result *res)
 	ctx->res = res;
 	init_waitqueue_head(&ctx->wq);
 	ibloop_init_context(ctx);
+	ibloop_set_live(ctx);
 	ctx->dev = ib_device_get_by_name(cfg->dev, RDMA_DRIVER_UNKNOWN);
 	if (!ctx->dev) {
 		ret = -ENODEV;
-		goto free_ctx;
+		goto unpublish;
 	}
 	ret = ibloop_check_dev(ctx);
 	if (ret)
@@ -431,15 +434,14 @@ int ibloop_run(const struct ibloop_cfg *cfg, struct ibloop_result *res)
 	ret = ibloop_get_gid(ctx);
 	if (ret)
 		goto put_dev;
-	ibloop_set_live(ctx);
 	ret = ibloop_run_dev(ctx);
-	ibloop_set_live(NULL);
 	res->max_handler_depth = atomic_read(&ctx->max_handler_depth);
 
 	rdma_put_gid_attr(ctx->sgid);
 put_dev:
 	ib_device_put(ctx->dev);
-free_ctx:
+unpublish:
+	ibloop_set_live(NULL);
 	kfree(ctx);
 out:
 	res->status = ret;
