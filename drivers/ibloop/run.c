@@ -370,11 +370,6 @@ static void ibloop_set_live(struct ibloop_ctx *ctx)
 	spin_unlock(&ibloop_live_lock);
 }
 
-static int ibloop_add_one(struct ib_device *dev)
-{
-	return 0;
-}
-
 /* Ends a run on @dev, whose teardown then proceeds as any other's. */
 static void ibloop_remove_one(struct ib_device *dev, void *client_data)
 {
@@ -388,7 +383,6 @@ static void ibloop_remove_one(struct ib_device *dev, void *client_data)
 
 struct ib_client ibloop_client = {
 	.name = "ibloop",
-	.add = ibloop_add_one,
 	.remove = ibloop_remove_one,
 };
 
