@@ -10,10 +10,10 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-brief=--brief
+brief=(--brief)
 case ${1:-} in
 '') ;;
---full) brief= ;;
+--full) brief=() ;;
 *) die "usage: check.sh [--full]" ;;
 esac
 
@@ -80,8 +80,7 @@ suite integration-6.12 integration_612
 # make check's time, one case of each kind of traffic (--brief, about 5
 # minutes a kernel), the others reported as skipped; --full runs every
 # case (12 minutes on 6.1).
-# shellcheck disable=SC2086
-suite wire "$top/scripts/wire.sh" $brief
+suite wire "$top/scripts/wire.sh" "${brief[@]}"
 wire_612() {
 	local kdir
 	kdir=$(kdir_lts612)
@@ -89,8 +88,7 @@ wire_612() {
 		skip wire-6.12/suite "no linux-headers-6.12.*+deb12-amd64"
 		return 0
 	fi
-	# shellcheck disable=SC2086
-	"$top/scripts/wire.sh" $brief "$kdir"
+	"$top/scripts/wire.sh" "${brief[@]}" "$kdir"
 }
 suite wire-6.12 wire_612
 # make bench, one repetition with few iterations (and on the debug kernel,
