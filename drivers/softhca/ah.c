@@ -49,8 +49,12 @@ int shca_av_check(struct ib_device *ibdev, const struct rdma_ah_attr *attr)
 	return 0;
 }
 
-/* Context: any; @attr's sgid_attr must be valid for the call. */
-void shca_av_set(struct shca_av *av, const struct rdma_ah_attr *attr)
+/*
+ * @av, of @dev's AH or QP, takes @attr.  Context: any; @attr's sgid_attr
+ * must be valid for the call.
+ */
+void shca_av_set(struct shca_av *av, const struct shca_dev *dev,
+		 const struct rdma_ah_attr *attr)
 {
 	av->attr = *attr;
 	av->attr.grh.sgid_attr = NULL;
@@ -59,19 +63,22 @@ void shca_av_set(struct shca_av *av, const struct rdma_ah_attr *attr)
 	/* The generation first: a device leaving meanwhile invalidates. */
 	av->peer_gen = shca_dev_generation();
 	rcu_read_lock();
-	av->peer = shca_dev_find_gid(&attr->grh.dgid);
+	av->peer = shca_dev_find_gid(dev, &attr->grh.dgid);
 	rcu_read_unlock();
 }
 
 /**
  * shca_av_peer() - the softhca device of this host that owns the
  * destination GID
+ * @dev: the device whose AH or QP @av is
  * @av: the address vector
  *
  * Context: any, under rcu_read_lock(), which keeps the device alive.
- * Return: the device, or NULL when the destination is not in this host.
+ * Return: the device, or NULL when the destination is not a device of
+ * this host in @dev's network namespace.
  */
-struct shca_dev *shca_av_peer(const struct shca_av *av)
+struct shca_dev *shca_av_peer(const struct shca_dev *dev,
+			      const struct shca_av *av)
 {
 	/*
 	 * A device leaves the list, then bumps the generation, then waits
@@ -80,7 +87,7 @@ struct shca_dev *shca_av_peer(const struct shca_av *av)
 	 */
 	if (av->peer && av->peer_gen == shca_dev_generation())
 		return av->peer;
-	return shca_dev_find_gid(&av->attr.grh.dgid);
+	return shca_dev_find_gid(dev, &av->attr.grh.dgid);
 }
 
 static int shca_ah_check_udata(struct ib_device *ibdev,
@@ -126,7 +133,7 @@ int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	if (ret)
 		return ret;
 
-	shca_av_set(&ah->av, attr);
+	shca_av_set(&ah->av, dev, attr);
 	/* The caller may hold a spinlock with interrupts off. */
 	xa_lock_irqsave(&dev->ahs, flags);
 	ret = shca_fault() ? -ENOMEM :

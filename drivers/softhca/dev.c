@@ -36,17 +36,26 @@ unsigned int shca_dev_generation(void)
 
 /**
  * shca_dev_find_gid() - the softhca device that has a RoCEv2 GID
+ * @from: the device that looks, whose namespace the other must share
  * @gid: the GID
  *
+ * A device whose netdev is in another network namespace is not found:
+ * two containers reach each other through their network, if at all,
+ * never by loopback.
+ *
  * Context: any, under rcu_read_lock(), which keeps the device alive.
- * Return: the device, or NULL when no softhca device in this host has it.
+ * Return: the device, or NULL when no softhca device of @from's namespace
+ * has it.
  */
-struct shca_dev *shca_dev_find_gid(const union ib_gid *gid)
+struct shca_dev *shca_dev_find_gid(const struct shca_dev *from,
+				   const union ib_gid *gid)
 {
 	const struct ib_gid_attr *attr;
 	struct shca_dev *dev;
 
 	list_for_each_entry_rcu(dev, &shca_devs, list) {
+		if (dev->netns != from->netns)
+			continue;
 		attr = rdma_find_gid_by_port(&dev->ibdev, gid,
 					     IB_GID_TYPE_ROCE_UDP_ENCAP,
 					     SHCA_PORT, NULL);
@@ -315,7 +324,6 @@ int shca_dev_add(const char *name, struct net_device *ndev)
 	ret = shca_net_get(dev);
 	if (ret)
 		goto err_dealloc_device;
-	dev->net = true;
 	ret = ib_device_set_netdev(&dev->ibdev, ndev, SHCA_PORT);
 	if (ret)
 		goto err_dealloc_device;
@@ -343,7 +351,7 @@ void shca_dev_dealloc(struct ib_device *ibdev)
 
 	shca_dev_list_del(dev);
 	shca_cmdq_destroy(&dev->cmdq);
-	if (dev->net)
+	if (dev->netns)
 		shca_net_put(dev);
 	/* ib_core destroyed every QP and MR before this. */
 	WARN_ON_ONCE(!xa_empty(&dev->qps) || !xa_empty(&dev->mrs) ||

@@ -83,8 +83,12 @@ struct shca_dev {
 	u32 next_mr;			/* cyclic allocation cursor */
 	/* In the list loopback searches for a destination GID; RCU. */
 	struct list_head list;
-	/* Holds RoCEv2's UDP port (shca_net_get()). */
-	bool net;
+	/*
+	 * The receive sockets of the netdev's namespace (shca_net_get()),
+	 * held; NULL before.  Devices are loopback peers only if theirs
+	 * is the same.
+	 */
+	struct shca_netns *netns;
 	atomic64_t counters[SHCA_CNT_MAX];
 };
 
@@ -97,7 +101,8 @@ int shca_dev_add(const char *name, struct net_device *ndev);
 void shca_dev_dealloc(struct ib_device *ibdev);
 void shca_dev_port_update(struct shca_dev *dev);
 enum ib_mtu shca_active_mtu(struct net_device *ndev);
-struct shca_dev *shca_dev_find_gid(const union ib_gid *gid);
+struct shca_dev *shca_dev_find_gid(const struct shca_dev *from,
+				   const union ib_gid *gid);
 unsigned int shca_dev_generation(void);
 int shca_dev_res_get(struct shca_dev *dev, enum shca_res res);
 void shca_dev_res_put(struct shca_dev *dev, enum shca_res res);

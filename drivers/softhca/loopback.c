@@ -2,9 +2,10 @@
 /*
  * Loopback transport: a message whose destination GID belongs to a
  * softhca device of this host (the requester's own device, or another
- * one) goes straight to the responder, which copies between the two QPs'
- * registered memory.  No packet is built and nothing crosses a netdev,
- * but ports must be up, as they would have to be for the wire.
+ * one whose netdev is in the same network namespace) goes straight to the
+ * responder, which copies between the two QPs' registered memory.  No
+ * packet is built and nothing crosses a netdev, but ports must be up, as
+ * they would have to be for the wire.
  *
  * An RC or UC message is checked as the wire's receive path checks a
  * packet (roce_rx.c, roce_resp.c): it must come from the responder's
@@ -48,7 +49,8 @@ static bool shca_loop_src_ok(struct shca_qp *qp, struct shca_qp *dest,
 
 	return msg->src_qpn == READ_ONCE(dest->attr.dest_qp_num) &&
 	       !memcmp(&msg->av->sgid, &av->attr.grh.dgid, sizeof(av->sgid)) &&
-	       shca_av_peer(av) == to_shca_dev(qp->ibqp.device);
+	       shca_av_peer(to_shca_dev(dest->ibqp.device), av) ==
+	       to_shca_dev(qp->ibqp.device);
 }
 
 /*
@@ -129,15 +131,15 @@ static enum shca_tx shca_loop_connected(struct shca_qp *qp,
  */
 enum shca_tx shca_loop_send(struct shca_qp *qp, struct shca_msg *msg)
 {
-	struct shca_dev *peer;
+	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
 	struct shca_qp *dest = NULL;
+	struct shca_dev *peer;
 	enum shca_tx tx;
 
-	if (!shca_port_active(to_shca_dev(qp->ibqp.device)))
+	if (!shca_port_active(dev))
 		return SHCA_TX_LOST;
 	rcu_read_lock();
-	/* Any softhca device of the host: namespaces do not part them yet. */
-	peer = shca_av_peer(msg->av);
+	peer = shca_av_peer(dev, msg->av);
 	/* The QP reference keeps its device from being freed. */
 	if (peer && shca_port_active(peer))
 		dest = shca_qp_get(peer, msg->dest_qpn);

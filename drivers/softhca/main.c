@@ -64,14 +64,19 @@ static int __init shca_init(void)
 	ret = shca_engine_init();
 	if (ret)
 		goto err_destroy_wq;
-	ret = register_netdevice_notifier(&shca_netdev_nb);
+	ret = shca_net_init();
 	if (ret)
 		goto err_destroy_engine;
+	ret = register_netdevice_notifier(&shca_netdev_nb);
+	if (ret)
+		goto err_exit_net;
 	shca_fault_init();
 	shca_stats_init();
 	rdma_link_register(&shca_link_ops);
 	return 0;
 
+err_exit_net:
+	shca_net_exit();
 err_destroy_engine:
 	shca_engine_destroy();
 err_destroy_wq:
@@ -84,6 +89,7 @@ static void __exit shca_exit(void)
 	rdma_link_unregister(&shca_link_ops);
 	ib_unregister_driver(SOFTHCA_DRIVER_ID);
 	unregister_netdevice_notifier(&shca_netdev_nb);
+	shca_net_exit();
 	shca_fault_exit();
 	shca_engine_destroy();
 	shca_wq_destroy();

@@ -2,21 +2,28 @@
 /*
  * RoCEv2's network layer.
  *
- * Receive.  Two kernel UDP sockets (IPv4, and IPv6-only) are bound to port
- * 4791 in the initial namespace while at least one softhca device exists:
- * the first `rdma link add` binds them, the last device's release closes
- * them.  rdma_rxe binds the same port when its module loads, so with rxe
- * loaded the bind fails and so does `rdma link add`, saying so.  A
- * datagram reaches shca_net_recv() in softirq context; the device is the
- * one bound to the netdev it arrived on, and roce_rx.c takes it from
- * there.
+ * Receive.  Each network namespace that has a softhca device's netdev has
+ * two kernel UDP sockets (IPv4, and IPv6-only) bound to port 4791 in it:
+ * the first device there opens them, the last one's release closes them,
+ * or the namespace's own end does if it comes first (a physical netdev
+ * goes back to the initial namespace, and its device is unregistered
+ * later).  rdma_rxe binds the same port in the initial namespace when its
+ * module loads, so with rxe loaded `rdma link add` fails there, saying
+ * so; it works in another namespace.  A datagram reaches shca_net_recv()
+ * in softirq context; the device is the one bound to the netdev it
+ * arrived on, and roce_rx.c takes it from there.
+ *
+ * A namespace's entry (struct shca_netns) also tells devices apart:
+ * loopback joins two devices only when their netdevs share a namespace.
  *
  * Transmit.  The transport builds the IBA headers, payload and room for
  * the ICRC; shca_net_xmit() routes by the address vector's GIDs through
  * the device's netdev, pushes the UDP and IP headers, computes the ICRC
  * over the final headers (IPv4's identification is covered, so it is
- * chosen first) and hands the packet to the IP layer, which resolves the
- * neighbour and queues it on the netdev.
+ * chosen first) and hands the packet to the IP layer of the netdev's
+ * namespace, which resolves the neighbour and queues it on the netdev.
+ * No socket is involved: transmission never waits for a namespace's
+ * sockets, nor races their closing.
  *
  * The UDP checksum is 0, as RoCEv2 allows (the ICRC covers the payload);
  * the IPv6 socket accepts a zero checksum for that reason.
@@ -39,14 +46,25 @@
 #include "net.h"
 #include "roce.h"
 
-/* The sockets, shared by every device; under shca_net_lock. */
-static struct socket *shca_sock4;
-static struct socket *shca_sock6;
-static unsigned int shca_net_users;
+/*
+ * The receive sockets of one network namespace, held by its devices
+ * (users).  Listed while the namespace lives; its net is only compared,
+ * never followed, and NULL once the namespace is gone.  Under
+ * shca_net_lock.
+ */
+struct shca_netns {
+	struct list_head list;
+	struct net *net;
+	struct socket *sock4;
+	struct socket *sock6;
+	unsigned int users;
+};
+
+static LIST_HEAD(shca_netns_list);
 static DEFINE_MUTEX(shca_net_lock);
 
 /*
- * encap_rcv of both sockets: @skb's data starts at its UDP header, whose
+ * encap_rcv of every socket: @skb's data starts at its UDP header, whose
  * length the UDP layer checked.  Return: 0, the datagram consumed.
  */
 static int shca_net_recv(struct sock *sk, struct sk_buff *skb)
@@ -63,7 +81,7 @@ static int shca_net_recv(struct sock *sk, struct sk_buff *skb)
 	return 0;
 }
 
-static struct socket *shca_net_sock_open(bool ipv6)
+static struct socket *shca_net_sock_open(struct net *net, bool ipv6)
 {
 	struct udp_tunnel_sock_cfg tunnel = {
 		.encap_type = 1,
@@ -79,81 +97,154 @@ static struct socket *shca_net_sock_open(bool ipv6)
 	struct socket *sock;
 	int ret;
 
-	ret = udp_sock_create(&init_net, &cfg, &sock);
+	ret = udp_sock_create(net, &cfg, &sock);
 	if (ret)
 		return ERR_PTR(ret);
-	setup_udp_tunnel_sock(&init_net, sock, &tunnel);
+	setup_udp_tunnel_sock(net, sock, &tunnel);
 	return sock;
 }
 
-static int shca_net_open(struct shca_dev *dev)
+/* Waits for any datagram being received on them. */
+static void shca_netns_close(struct shca_netns *ns)
+{
+	if (ns->sock6)
+		udp_tunnel_sock_release(ns->sock6);
+	if (ns->sock4)
+		udp_tunnel_sock_release(ns->sock4);
+	ns->sock4 = NULL;
+	ns->sock6 = NULL;
+}
+
+static int shca_netns_open(struct shca_netns *ns, struct net_device *ndev)
 {
 	struct socket *sock;
 
-	sock = shca_net_sock_open(false);
+	sock = shca_net_sock_open(ns->net, false);
 	if (IS_ERR(sock))
 		goto err_report;
-	shca_sock4 = sock;
+	ns->sock4 = sock;
 	if (!IS_ENABLED(CONFIG_IPV6))
 		return 0;
-	sock = shca_net_sock_open(true);
+	sock = shca_net_sock_open(ns->net, true);
 	if (!IS_ERR(sock)) {
-		shca_sock6 = sock;
+		ns->sock6 = sock;
 		return 0;
 	}
-	udp_tunnel_sock_release(shca_sock4);
-	shca_sock4 = NULL;
+	shca_netns_close(ns);
 err_report:
 	if (PTR_ERR(sock) == -EADDRINUSE)
-		netdev_err(dev->ndev,
+		netdev_err(ndev,
 			   "softhca: UDP port %u is taken (is rdma_rxe loaded? rmmod rdma_rxe first)\n",
 			   SHCA_ROCE_UDP_PORT);
 	else
-		netdev_err(dev->ndev, "softhca: no UDP socket on port %u: %pe\n",
+		netdev_err(ndev, "softhca: no UDP socket on port %u: %pe\n",
 			   SHCA_ROCE_UDP_PORT, sock);
 	return PTR_ERR(sock);
+}
+
+static struct shca_netns *shca_netns_get(struct net_device *ndev)
+{
+	struct net *net = dev_net(ndev);
+	struct shca_netns *ns;
+	int ret;
+
+	list_for_each_entry(ns, &shca_netns_list, list) {
+		if (net_eq(ns->net, net))
+			goto found;
+	}
+	ns = kzalloc(sizeof(*ns), GFP_KERNEL);
+	if (!ns)
+		return ERR_PTR(-ENOMEM);
+	ns->net = net;
+	ret = shca_netns_open(ns, ndev);
+	if (ret) {
+		kfree(ns);
+		return ERR_PTR(ret);
+	}
+	list_add(&ns->list, &shca_netns_list);
+found:
+	ns->users++;
+	return ns;
 }
 
 /**
  * shca_net_get() - bind RoCEv2's UDP port for a new device
  * @dev: the device, not registered yet
  *
+ * In the namespace of the device's netdev, if no device there has yet.
+ *
  * Context: process context; sleeps.
- * Return: 0, or -EADDRINUSE when another module (rdma_rxe) holds the port.
+ * Return: 0, -EADDRINUSE when another module (rdma_rxe) holds the port
+ * there, or -ENOMEM.
  */
 int shca_net_get(struct shca_dev *dev)
 {
-	int ret = 0;
+	struct shca_netns *ns;
 
 	mutex_lock(&shca_net_lock);
-	if (!shca_net_users)
-		ret = shca_net_open(dev);
-	if (!ret)
-		shca_net_users++;
+	ns = shca_netns_get(dev->ndev);
 	mutex_unlock(&shca_net_lock);
-	return ret;
+	if (IS_ERR(ns))
+		return PTR_ERR(ns);
+	dev->netns = ns;
+	return 0;
 }
 
 /**
  * shca_net_put() - a device that shca_net_get() bound for is going
  * @dev: the device, unregistered: no packet is sent for it any more
  *
- * The last device closes the sockets; a datagram being received meanwhile
- * is done with when this returns (udp_tunnel_sock_release() waits).
+ * The namespace's last device closes its sockets; a datagram being
+ * received meanwhile is done with when this returns.
  *
  * Context: process context; sleeps.
  */
 void shca_net_put(struct shca_dev *dev)
 {
+	struct shca_netns *ns = dev->netns;
+
 	mutex_lock(&shca_net_lock);
-	if (!--shca_net_users) {
-		if (shca_sock6)
-			udp_tunnel_sock_release(shca_sock6);
-		udp_tunnel_sock_release(shca_sock4);
-		shca_sock4 = NULL;
-		shca_sock6 = NULL;
+	if (!--ns->users) {
+		shca_netns_close(ns);
+		list_del(&ns->list);
+		kfree(ns);
 	}
 	mutex_unlock(&shca_net_lock);
+}
+
+/*
+ * A namespace ends: its netdevs are gone, or back in the initial
+ * namespace with their devices' unregistration queued.  Its sockets go
+ * now; the entry stays, unlisted, until its last device puts it.
+ */
+static void __net_exit shca_net_exit_net(struct net *net)
+{
+	struct shca_netns *ns;
+
+	mutex_lock(&shca_net_lock);
+	list_for_each_entry(ns, &shca_netns_list, list) {
+		if (net_eq(ns->net, net)) {
+			shca_netns_close(ns);
+			list_del_init(&ns->list);
+			ns->net = NULL;
+			break;
+		}
+	}
+	mutex_unlock(&shca_net_lock);
+}
+
+static struct pernet_operations shca_net_ops = {
+	.exit = shca_net_exit_net,
+};
+
+int shca_net_init(void)
+{
+	return register_pernet_subsys(&shca_net_ops);
+}
+
+void shca_net_exit(void)
+{
+	unregister_pernet_subsys(&shca_net_ops);
 }
 
 static bool shca_av_ipv4(const struct shca_av *av)
@@ -238,7 +329,7 @@ static int shca_net_xmit4(struct shca_dev *dev, const struct shca_av *av,
 	skb->protocol = htons(ETH_P_IP);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	shca_net_icrc(skb, false);
-	return ip_local_out(net, shca_sock4->sk, skb);
+	return ip_local_out(net, NULL, skb);
 }
 
 static int shca_net_xmit6(struct shca_dev *dev, const struct shca_av *av,
@@ -253,13 +344,13 @@ static int shca_net_xmit6(struct shca_dev *dev, const struct shca_av *av,
 	struct dst_entry *dst;
 	struct ipv6hdr *ip6h;
 
-	if (!IS_ENABLED(CONFIG_IPV6) || !shca_sock6) {
+	if (!IS_ENABLED(CONFIG_IPV6)) {
 		kfree_skb(skb);
 		return -EAFNOSUPPORT;
 	}
 	memcpy(&fl.saddr, av->sgid.raw, sizeof(fl.saddr));
 	memcpy(&fl.daddr, grh->dgid.raw, sizeof(fl.daddr));
-	dst = ipv6_stub->ipv6_dst_lookup_flow(net, shca_sock6->sk, &fl, NULL);
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl, NULL);
 	if (IS_ERR(dst)) {
 		kfree_skb(skb);
 		return PTR_ERR(dst);
@@ -279,7 +370,7 @@ static int shca_net_xmit6(struct shca_dev *dev, const struct shca_av *av,
 	skb->protocol = htons(ETH_P_IPV6);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	shca_net_icrc(skb, true);
-	return ip6_local_out(net, shca_sock6->sk, skb);
+	return ip6_local_out(net, NULL, skb);
 }
 
 /**

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * RoCEv2's network layer: the UDP tunnel sockets on port 4791 that
- * receive for every softhca device, and IPv4/IPv6 transmission through a
- * device's netdev.  Counters of what went through, and of what was
+ * receive for the softhca devices of each network namespace, and
+ * IPv4/IPv6 transmission through a device's netdev.  Counters of what went through, and of what was
  * dropped and why, are the device's, read through `rdma statistic`.
  */
 #ifndef SHCA_NET_H
@@ -15,6 +15,7 @@
 
 struct shca_av;
 struct shca_dev;
+struct shca_netns;
 
 /*
  * The device's counters: packets, then received packets dropped, by
@@ -28,6 +29,8 @@ enum shca_counter {
 	SHCA_CNT_MAX = SHCA_CNT_DROP + SHCA_DROP_MAX - 1,
 };
 
+int shca_net_init(void);
+void shca_net_exit(void);
 int shca_net_get(struct shca_dev *dev);
 void shca_net_put(struct shca_dev *dev);
 

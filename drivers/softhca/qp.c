@@ -365,7 +365,8 @@ static void shca_qp_apply_attr(struct shca_qp *qp,
 			memcpy((void *)&qp->attr + f->offset,
 			       (const void *)attr + f->offset, f->size);
 	if (mask & IB_QP_AV)
-		shca_av_set(&qp->av, &attr->ah_attr);
+		shca_av_set(&qp->av, to_shca_dev(qp->ibqp.device),
+			    &attr->ah_attr);
 	if (mask & IB_QP_RQ_PSN)
 		shca_roce_resp_reset(qp, attr->rq_psn);
 	if (mask & IB_QP_SQ_PSN)
