@@ -54,6 +54,30 @@ replay_results() {
 	done <"$1"
 }
 
+# wait_for SECONDS CMD...: poll until CMD succeeds.
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.2
+	done
+}
+
+# Two UDP ports free on 127.0.0.1, below the ephemeral range, so that no
+# socket the kernel binds on its own takes one before QEMU does: a NIC's
+# two ends (run.sh --wire).
+free_ports() {
+	local used p ports=()
+	used=$(ss -Huan | awk '{ n = split($4, a, ":"); print a[n] }')
+	while [ ${#ports[@]} -lt 2 ]; do
+		p=$((20000 + RANDOM % 10000))
+		grep -qx "$p" <<<"$used" || [ "${ports[0]:-}" = "$p" ] ||
+			ports+=("$p")
+	done
+	echo "${ports[@]}"
+}
+
 # The release a kernel build tree was configured for.
 kdir_release() {
 	sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' \

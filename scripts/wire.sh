@@ -8,10 +8,12 @@
 # each other over 127.0.0.1), and runs scripts/tests/wire-guest.sh in
 # both, which step through the test cases in lock step.  Results are
 # named wire/... for the default kernel and wire-<major.minor>/... for any
-# other, as integration.sh does.  Every pair of devices (rdma_rxe or
-# softhca on each side) runs every case, UD, RC and rdma_cm's; see
-# wire-guest.sh for the cases.  --brief: a case of each kind of traffic
-# only, the others reported as skipped (make check on its second kernel).
+# other, as integration.sh does.  softhca and rdma_rxe run every case,
+# UD, RC and rdma_cm's, in both directions, and rdma_rxe against itself
+# the brief ones, the harness's baseline (softhca against itself is
+# netns.sh's, in one guest); see wire-cases.sh for the cases.  --brief:
+# a case of each kind of traffic only, the others reported as skipped
+# (make check).
 #
 # --bench RAW: figures instead, for `make bench`: perftest between the
 # two guests, softhca against itself and rdma_rxe against itself in the
@@ -56,20 +58,8 @@ kernel=$("$top/scripts/kernel/debian-kernel.sh" "$rel") || die "no kernel $rel"
 make -s -C "$top" KDIR="$kdir" modules >/dev/null || die "module build failed"
 make -s -C "$top" userspace >/dev/null || die "provider build failed"
 
-# Two UDP ports free on 127.0.0.1, below the ephemeral range, so that no
-# socket the kernel binds on its own takes one before QEMU does.
-free_ports() {
-	local used p ports=()
-	used=$(ss -Huan | awk '{ n = split($4, a, ":"); print a[n] }')
-	while [ ${#ports[@]} -lt 2 ]; do
-		p=$((20000 + RANDOM % 10000))
-		grep -qx "$p" <<<"$used" || [ "${ports[0]:-}" = "$p" ] ||
-			ports+=("$p")
-	done
-	echo "${ports[@]}"
-}
-
-# A guest runs its 56 cases (14 on each of 4 pairs) in 20 to 25 minutes;
+# A guest runs its 38 cases (16 on each of 2 pairs, 6 on the baseline) in
+# 15 to 20 minutes;
 # a case that fails by timing out takes 2, and a peer that is gone fails
 # the rest at once.  Allow for twice the time under contention and a
 # dozen cases timing out.

@@ -28,15 +28,6 @@ raw=$SOFTHCA_SHARE/bench.raw
 ibloop_ctl=/sys/kernel/debug/ibloop/run
 : >"$raw"
 
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.2
-	done
-}
-
 # iters N: N over $div, at least 10: a tenth for a smoke run, and a tenth
 # again on the debug kernel, where rdma_rxe moves 64 KiB messages at well
 # under 1 MB/s.

@@ -10,16 +10,6 @@ export RDMAV_DRIVERS=$2
 ko=$build/drivers/softhca/softhca.ko
 addr=192.0.2.1	# TEST-NET-1: documentation range, never leaves the guest
 
-# wait_for SECONDS CMD...: poll until CMD succeeds.
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.2
-	done
-}
-
 # The user-space provider's suites: provider_tests.
 . "$(dirname "$0")/provider.sh"
 

@@ -20,6 +20,8 @@
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=SCRIPTDIR/wire-cases.sh
+. "$(dirname "$0")/wire-cases.sh"
 
 role=$1
 mac=$2
@@ -38,36 +40,13 @@ esac
 
 # The device pairs, A/B: the device a serves from and the one b connects
 # from.  A mixed pair and its reverse are each a line, so that both
-# directions are tested.
+# directions are tested.  softhca against itself is tested in one guest
+# (netns-guest.sh), over a veth between two namespaces; here it is
+# measured only (SOFTHCA_WIRE_BENCH).
 pairs=(
 	rxe/rxe
-	softhca/softhca
 	softhca/rxe
 	rxe/softhca
-)
-
-# The tests, each run on every pair: NAME TEST [NETEM...]; NETEM, if any,
-# is what `tc qdisc add dev NIC root netem` gets on both sides for the
-# test's duration.  perftest checks no payload: the data are checked by
-# the pingpongs (-c, SEND) and rping (-V: a READ of the client's buffer,
-# then a WRITE of it back, compared), on a clean wire and a lossy one.
-tests=(
-	"ud_pingpong ud_pingpong"
-	"ud_pingpong6 ud_pingpong6"
-	"udaddy udaddy"
-	"rc_pingpong rc_pingpong"
-	"rc_pingpong6 rc_pingpong6"
-	"write_bw write_bw"
-	"read_bw read_bw"
-	"atomic_bw atomic_bw"
-	"write_bw_cm write_bw_cm"
-	"rping rping"
-	"ucmatose ucmatose"
-	"rc_loss rc_pingpong loss 5%"
-	"rping_loss rping_4k loss 5%"
-	"rc_reorder rc_pingpong delay 1ms reorder 25%"
-	"rc_duplicate rc_pingpong duplicate 5%"
-	"rc_corrupt rc_pingpong corrupt 2%"
 )
 
 # Cases that fail for a reason that is not softhca's: PAIR NAME REASON.
@@ -80,12 +59,15 @@ known=()
 # are not reported.
 only=${SOFTHCA_WIRE_ONLY:-}
 
-# SOFTHCA_WIRE_BRIEF=1 (wire.sh --brief, make check's run on its second
-# kernel, for time): only these tests run, one of each kind of traffic
-# (UD, SEND, READ, atomics, rdma_cm, retransmission); the others are
-# reported as skipped.  rdma_rxe against itself, the baseline that shows
-# the harness and its wire work, always runs these only.
-brief_tests=" ud_pingpong rc_pingpong read_bw atomic_bw rping rc_loss "
+# The tests, each run on every pair (wire-cases.sh); NETEM goes on the NIC
+# on both sides.
+tests=("${wire_tests[@]}")
+
+# SOFTHCA_WIRE_BRIEF=1 (wire.sh --brief, for time): only the brief tests
+# run (wire-cases.sh); the others are reported as skipped.  rdma_rxe
+# against itself, the baseline that shows the harness and its wire work,
+# always runs these only.
+brief_tests=$wire_brief_tests
 brief=${SOFTHCA_WIRE_BRIEF:-}
 
 # SOFTHCA_WIRE_BENCH=1 (wire.sh --bench): figures rather than tests.
@@ -104,24 +86,10 @@ if [ -n "$bench" ]; then
 	)
 fi
 
-# The longest a server or client may run (a passing one takes 45 s at
-# most here, rping under loss; a failing one may wait for ever: a UD
-# pingpong that lost a message, an RC server whose client gave up), and
-# the longest a side waits for its peer at a rendezvous (the peer may be
-# running a client meanwhile).
-run_timeout=90
+# The longest a side waits for its peer at a rendezvous (the peer may be
+# running a client meanwhile; a client runs up to $run_timeout).
 sync_timeout=150
 peer_gone=
-
-# wait_for SECONDS CMD...: poll until CMD succeeds.
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.2
-	done
-}
 
 # post KEY VALUE: tell the peer VALUE under KEY.  Written aside and
 # renamed, so that the peer never reads half of it.
@@ -247,85 +215,6 @@ dev_down() {
 	return $rc
 }
 
-# The GID index of a pingpong: 1, the NIC's IPv4 address as RoCEv2
-# IPv4-mapped GID; for TEST*6, 0, its IPv6 link-local address (fe80::,
-# the default GID), so that the packets are IPv6 ones.
-pingpong_gid() {
-	if [[ $1 == *6 ]]; then echo 0; else echo 1; fi
-}
-
-# side_cmd TEST DEV: this side's command line for TEST, in $cmd, and the
-# TCP port its server listens on, if any, in $port.
-side_cmd() {
-	port=
-	case $1 in
-	ud_pingpong | ud_pingpong6)
-		port=18515
-		cmd=(ibv_ud_pingpong -g "$(pingpong_gid "$1")" -d "$2"
-			-p "$port" -n 200 -s 1024) ;;
-	rc_pingpong | rc_pingpong6)
-		port=18515
-		cmd=(ibv_rc_pingpong -g "$(pingpong_gid "$1")" -c -d "$2"
-			-p "$port" -n 200 -s 4096) ;;
-	write_bw)
-		port=18516
-		cmd=(ib_write_bw -d "$2" -x 1 -p "$port" -n 1000 -s 65536) ;;
-	read_bw)
-		port=18516
-		cmd=(ib_read_bw -d "$2" -x 1 -p "$port" -n 300 -s 65536) ;;
-	atomic_bw)
-		# 8-byte fetch-and-adds, each a round trip.
-		port=18516
-		cmd=(ib_atomic_bw -d "$2" -x 1 -p "$port" -n 500) ;;
-	send_lat | write_lat)
-		port=18516
-		cmd=("ib_$1" -d "$2" -x 1 -p "$port" -n 500 -s 2) ;;
-	write_bw_cm)
-		# The QPs connected by rdma_cm (-R; its port, no TCP), which
-		# picks the GID from the address.
-		cmd=(ib_write_bw -R -d "$2" -p 18517 -n 300 -s 65536) ;;
-	rping | rping_4k)
-		if [ "$1" = rping ]; then
-			# 100 pings of 64 bytes, each shown.
-			cmd=(rping -C 100 -v)
-		else
-			# 15 of 4 KiB, so that a READ's response and a WRITE
-			# take four packets each.  Under loss, a lost last
-			# packet (or its ACK) waits out rdma_cm's local ACK
-			# timeout, 2.1 s on RoCE: 100 took over 90 s, 20
-			# from 15 to 45 s.
-			cmd=(rping -C 15 -S 4096)
-		fi
-		cmd+=(-a "$server_addr" -V)
-		if [ "$role" = a ]; then cmd+=(-s); else cmd+=(-c); fi
-		return ;;
-	ucmatose)
-		# rdma_cm's RC connections, two, each carrying 100 SENDs of
-		# 2 KiB both ways, then disconnected.
-		cmd=(ucmatose -c 2 -C 100 -S 2048)
-		[ "$role" = a ] || cmd+=(-s "$server_addr")
-		return ;;
-	udaddy)
-		# rdma_cm over UD: address and route resolution, a SIDR
-		# exchange through the GSI QPs, then 10 messages each way.
-		cmd=(udaddy)
-		[ "$role" = a ] || cmd+=(-s "$server_addr")
-		return ;;
-	*) return 1 ;;
-	esac
-	[ "$role" = a ] || cmd+=("$server_addr")
-}
-
-# Is the server up?  A TCP port listening, or for the rdma_cm tools (no
-# TCP: rping, udaddy, ucmatose, perftest -R) a listening CM ID.
-listening() {
-	if [ -n "$port" ]; then
-		ss -Hltn "sport = :$port" | grep -q .
-	else
-		rdma resource show cm_id 2>/dev/null | grep -q 'state LISTEN'
-	fi
-}
-
 # qp_state: the QPs of the devices here, with the driver's attributes
 # (softhca: PSNs, the requester's verdict, the responder's ePSN), for the
 # log of a run about to be ended: what each QP was waiting for.
@@ -420,7 +309,7 @@ rping_end() {
 # repeated, if the other side failed:
 #  - perftest calibrates its cycle counter against the clock at start,
 #    and a starved vCPU can make that fail ("Can't produce a report",
-#    exit 1 after the traffic, or figures of "inf" and exit 0);
+#    exit 1 after the traffic, or figures of "inf": see side_verdict);
 #  - ibv_rc_pingpong: a side that made every exchange exits, and its QP
 #    goes, as soon as its own last SEND is acknowledged, which may be
 #    before it acknowledged its peer's last one.  If that ACK is lost
@@ -431,27 +320,18 @@ rping_end() {
 round() {
 	local rc again=0
 	mine="1 0"
-	side_cmd "$2" "$3" || return 1
 	if [ "$role" = a ]; then
+		side_cmd "$2" "$3" server || return 1
 		serve "$1" "$4"
 	else
+		side_cmd "$2" "$3" client || return 1
 		connect "$1" "$4"
 	fi
+	side_verdict "$2" "$4" $?
 	rc=$?
-	# Over IPv6, both ends' GIDs are link-local addresses.
-	if [[ $2 == *_pingpong6 ]] && [ "$rc" = 0 ] &&
-		[ "$(grep -c 'address: .* GID fe80::' "$4")" != 2 ]; then
-		echo "not an IPv6 exchange: no fe80:: GIDs" >>"$4"
-		rc=1
-	fi
 	[[ $2 != rping* ]] || rping_end "$1" "$4"
-	grep -q "Can't produce a report" "$4" && again=1
-	# Nor may it time anything: its figures come out "inf", exit 0.
-	if grep -Eq '^ *[0-9]+ +[0-9]+ +inf ' "$4"; then
-		echo "perftest's figures are inf: its clock calibration failed" >>"$4"
-		rc=1
+	grep -q "Can't produce a report\|clock calibration failed" "$4" &&
 		again=1
-	fi
 	[[ $2 != rc_pingpong* ]] || [ "$rc" != 0 ] || again=1
 	mine="$rc $again"
 	echo "$role: ${cmd[*]}: exit $rc"
@@ -464,19 +344,16 @@ record() {
 	awk -v t="$name $role" '/iters in|bytes in/ { print t ": " $0 }' \
 		"$log" | figures
 	[ "$role" = b ] || return 0
-	awk -v t="$name" 'h && $1 ~ /^[0-9]+$/ { print t ": " $0; exit }
-		/#bytes/ { h = 1 }' "$log" | figures
+	perftest_line "$log" | awk -v t="$name" '{ print t ": " $0 }' | figures
 }
 
 # bench_record DEV NAME LOG: the figures of the client's perftest line
 # in LOG, into bench.raw as "DEV FIGURE VALUE" (the lines bench.sh's
 # guests write): a bandwidth's average (column 4), a latency's
-# typical value and 99th percentile (columns 5 and 8).  The line is the
-# first that starts with the message size: perftest may put a warning
-# ("Correlation coefficient r^2: ... < 0.9") between it and the headings.
+# typical value and 99th percentile (columns 5 and 8).
 bench_record() {
 	local line
-	line=$(awk 'h && $1 ~ /^[0-9]+$/ { print; exit } /#bytes/ { h = 1 }' "$3")
+	line=$(perftest_line "$3")
 	case $2 in
 	*_lat_*) awk -v t="$1" -v f="$2" \
 		'{ print t, f "_typ", $5; print t, f "_p99", $8 }' <<<"$line" ;;

@@ -1,0 +1,152 @@
+# shellcheck shell=bash
+# The wire's test cases, shared by the two-guest suite (wire-guest.sh:
+# interoperation with rdma_rxe) and the one-guest one (netns-guest.sh:
+# softhca against itself between two network namespaces).  Sourced, never
+# run.  The caller sets $server_addr, the server's IPv4 address.
+
+# The tests: NAME TEST [NETEM...]; NETEM, if any, is what the harness puts
+# on the wire for the test's duration (`tc qdisc add ... netem NETEM`).
+# perftest checks no payload: the data are checked by the pingpongs (-c,
+# SEND) and rping (-V: a READ of the client's buffer, then a WRITE of it
+# back, compared), on a clean wire and a lossy one.
+# shellcheck disable=SC2034 # for the scripts that source this
+wire_tests=(
+	"ud_pingpong ud_pingpong"
+	"ud_pingpong6 ud_pingpong6"
+	"udaddy udaddy"
+	"rc_pingpong rc_pingpong"
+	"rc_pingpong6 rc_pingpong6"
+	"write_bw write_bw"
+	"read_bw read_bw"
+	"atomic_bw atomic_bw"
+	"write_bw_cm write_bw_cm"
+	"rping rping"
+	"ucmatose ucmatose"
+	"rc_loss rc_pingpong loss 5%"
+	"rping_loss rping_4k loss 5%"
+	"rc_reorder rc_pingpong delay 1ms reorder 25%"
+	"rc_duplicate rc_pingpong duplicate 5%"
+	"rc_corrupt rc_pingpong corrupt 2%"
+)
+
+# One of each kind of traffic (UD, SEND, READ, atomics, rdma_cm,
+# retransmission), for a brief run.
+# shellcheck disable=SC2034
+wire_brief_tests=" ud_pingpong rc_pingpong read_bw atomic_bw rping rc_loss "
+
+# The longest a server or client may run: a passing one takes 45 s at
+# most, rping under loss; a failing one may wait for ever (a UD pingpong
+# that lost a message, an RC server whose client gave up).
+# shellcheck disable=SC2034
+run_timeout=90
+
+# The GID index of a pingpong: 1, the NIC's IPv4 address as RoCEv2
+# IPv4-mapped GID; for TEST*6, 0, its IPv6 link-local address (fe80::,
+# the default GID), so that the packets are IPv6 ones.
+pingpong_gid() {
+	if [[ $1 == *6 ]]; then echo 0; else echo 1; fi
+}
+
+# side_cmd TEST DEV SIDE: the command line of TEST's SIDE (server or
+# client) on DEV, in $cmd, and the TCP port its server listens on, if
+# any, in $port.
+side_cmd() {
+	local side=$3
+	port=
+	case $1 in
+	ud_pingpong | ud_pingpong6)
+		port=18515
+		cmd=(ibv_ud_pingpong -g "$(pingpong_gid "$1")" -d "$2"
+			-p "$port" -n 200 -s 1024) ;;
+	rc_pingpong | rc_pingpong6)
+		port=18515
+		cmd=(ibv_rc_pingpong -g "$(pingpong_gid "$1")" -c -d "$2"
+			-p "$port" -n 200 -s 4096) ;;
+	write_bw)
+		port=18516
+		cmd=(ib_write_bw -d "$2" -x 1 -p "$port" -n 1000 -s 65536) ;;
+	read_bw)
+		port=18516
+		cmd=(ib_read_bw -d "$2" -x 1 -p "$port" -n 300 -s 65536) ;;
+	atomic_bw)
+		# 8-byte fetch-and-adds, each a round trip.
+		port=18516
+		cmd=(ib_atomic_bw -d "$2" -x 1 -p "$port" -n 500) ;;
+	send_lat | write_lat)
+		port=18516
+		cmd=("ib_$1" -d "$2" -x 1 -p "$port" -n 500 -s 2) ;;
+	write_bw_cm)
+		# The QPs connected by rdma_cm (-R; its port, no TCP), which
+		# picks the GID from the address.
+		cmd=(ib_write_bw -R -d "$2" -p 18517 -n 300 -s 65536) ;;
+	rping | rping_4k)
+		if [ "$1" = rping ]; then
+			# 100 pings of 64 bytes, each shown.
+			cmd=(rping -C 100 -v)
+		else
+			# 15 of 4 KiB, so that a READ's response and a WRITE
+			# take four packets each.  Under loss, a lost last
+			# packet (or its ACK) waits out rdma_cm's local ACK
+			# timeout, 2.1 s on RoCE: 100 took over 90 s, 20
+			# from 15 to 45 s.
+			cmd=(rping -C 15 -S 4096)
+		fi
+		cmd+=(-a "$server_addr" -V)
+		if [ "$side" = server ]; then cmd+=(-s); else cmd+=(-c); fi
+		return ;;
+	ucmatose)
+		# rdma_cm's RC connections, two, each carrying 100 SENDs of
+		# 2 KiB both ways, then disconnected.
+		cmd=(ucmatose -c 2 -C 100 -S 2048)
+		[ "$side" = server ] || cmd+=(-s "$server_addr")
+		return ;;
+	udaddy)
+		# rdma_cm over UD: address and route resolution, a SIDR
+		# exchange through the GSI QPs, then 10 messages each way.
+		cmd=(udaddy)
+		[ "$side" = server ] || cmd+=(-s "$server_addr")
+		return ;;
+	*) return 1 ;;
+	esac
+	[ "$side" = server ] || cmd+=("$server_addr")
+}
+
+# listening [PREFIX...]: is the server of the last side_cmd up?  A TCP
+# port listening, or for the rdma_cm tools (no TCP: rping, udaddy,
+# ucmatose, perftest -R) a listening CM ID.  PREFIX runs ss where the
+# server runs (ip netns exec NS).
+listening() {
+	if [ -n "$port" ]; then
+		"$@" ss -Hltn "sport = :$port" | grep -q .
+	else
+		rdma resource show cm_id 2>/dev/null | grep -q 'state LISTEN'
+	fi
+}
+
+# side_verdict TEST LOG STATUS: a side's exit STATUS, corrected by what
+# its LOG shows (appended there), as the status of the side.
+#  - TEST*_pingpong6 must have exchanged over IPv6: both GIDs fe80::.
+#  - perftest calibrates its cycle counter against the clock at start; a
+#    starved vCPU can make that fail, and its figures come out "inf",
+#    exit 0.
+side_verdict() {
+	local rc=$3
+	if [[ $1 == *_pingpong6 ]] && [ "$rc" = 0 ] &&
+		[ "$(grep -c 'address: .* GID fe80::' "$2")" != 2 ]; then
+		echo "not an IPv6 exchange: no fe80:: GIDs" >>"$2"
+		rc=1
+	fi
+	if grep -Eq '^ *[0-9]+ +[0-9]+ +inf ' "$2"; then
+		echo "perftest's figures are inf: its clock calibration failed" >>"$2"
+		rc=1
+	fi
+	return "$rc"
+}
+
+# perftest_line LOG: the client's result line of a perftest run, the
+# first after the column headings that starts with the message size
+# (perftest may put a warning, "Correlation coefficient r^2: ... < 0.9",
+# between them).
+perftest_line() {
+	awk 'h && $1 ~ /^[0-9]+$/ { print; exit } /#bytes/ { h = 1 }' "$1"
+}
