@@ -61,36 +61,35 @@ suite kunit "$top/scripts/kunit.sh"
 # of 4 processes, after its kept regression seeds.
 suite fuzz "$top/scripts/fuzz.sh" --frames 20000 --seconds 100
 suite fuzz-uverbs "$top/scripts/fuzz-uverbs.sh" --seconds 90
+# on_612 PREFIX CMD...: CMD for Debian 12's other LTS kernel (6.12), its
+# headers' directory the last argument; without them, PREFIX/suite is
+# skipped.  Its results are named PREFIX/...
+on_612() {
+	local prefix=$1 kdir
+	shift
+	kdir=$(kdir_lts612)
+	if [ -z "$kdir" ]; then
+		skip "$prefix/suite" "no linux-headers-6.12.*+deb12-amd64"
+		return 0
+	fi
+	"$@" "$kdir"
+}
 suite integration "$top/scripts/integration.sh"
-# Debian 12's other LTS kernel: the same integration suites, named
-# integ-6.12/...
-integration_612() {
-	local kdir
-	kdir=$(kdir_lts612)
-	if [ -z "$kdir" ]; then
-		skip integ-6.12/suite "no linux-headers-6.12.*+deb12-amd64"
-		return 0
-	fi
-	"$top/scripts/integration.sh" "$kdir"
-}
-suite integration-6.12 integration_612
+suite integration-6.12 on_612 integ-6.12 "$top/scripts/integration.sh"
+# RoCEv2 over a real wire in one guest, on both kernels (nswire/... and
+# nswire-6.12/...): softhca against itself between two network
+# namespaces joined by a veth pair, every wire case, clean and under
+# netem (2 minutes a kernel); and the namespaces' own cases.
+suite netns "$top/scripts/netns.sh"
+suite netns-6.12 on_612 nswire-6.12 "$top/scripts/netns.sh"
 # RoCEv2 between two guests joined by a wire over the host's loopback,
-# on both kernels (wire/... and wire-6.12/...): UD, RC and rdma_cm, each
-# between softhca and rdma_rxe both ways, and each against itself.  For
-# make check's time, one case of each kind of traffic (--brief, about 5
-# minutes a kernel), the others reported as skipped; --full runs every
-# case (12 minutes on 6.1).
+# on both kernels (wire/... and wire-6.12/...): interoperation, UD, RC
+# and rdma_cm between softhca and rdma_rxe both ways, and rdma_rxe
+# against itself as the harness's baseline.  For make check's time, one
+# case of each kind of traffic (--brief, about 4 minutes a kernel), the
+# others reported as skipped; --full runs every case.
 suite wire "$top/scripts/wire.sh" "${brief[@]}"
-wire_612() {
-	local kdir
-	kdir=$(kdir_lts612)
-	if [ -z "$kdir" ]; then
-		skip wire-6.12/suite "no linux-headers-6.12.*+deb12-amd64"
-		return 0
-	fi
-	"$top/scripts/wire.sh" "${brief[@]}" "$kdir"
-}
-suite wire-6.12 wire_612
+suite wire-6.12 on_612 wire-6.12 "$top/scripts/wire.sh" "${brief[@]}"
 # make bench, one repetition with few iterations (and on the debug kernel,
 # three perftest figures): it runs, and every figure comes out for softhca
 # and rdma_rxe.
