@@ -10,6 +10,7 @@
  */
 
 #include <kunit/visibility.h>
+#include <rdma/ib_cache.h>
 #include <rdma/softhca-abi.h>
 #include <rdma/softhca.h>
 
@@ -56,10 +57,17 @@ int shca_av_check(struct ib_device *ibdev, const struct rdma_ah_attr *attr)
 void shca_av_set(struct shca_av *av, const struct shca_dev *dev,
 		 const struct rdma_ah_attr *attr)
 {
+	struct net_device *ndev;
+
 	av->attr = *attr;
 	av->attr.grh.sgid_attr = NULL;
 	av->sgid = attr->grh.sgid_attr->gid;
 	av->net_type = rdma_gid_attr_network_type(attr->grh.sgid_attr);
+	/* A RoCE GID's netdev is the device's own or a VLAN above it. */
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(attr->grh.sgid_attr);
+	av->ifindex = IS_ERR(ndev) ? dev->ndev->ifindex : ndev->ifindex;
+	rcu_read_unlock();
 	/* The generation first: a device leaving meanwhile invalidates. */
 	av->peer_gen = shca_dev_generation();
 	rcu_read_lock();

@@ -21,6 +21,7 @@ struct shca_av {
 	struct rdma_ah_attr attr;
 	union ib_gid sgid;
 	enum rdma_network_type net_type;
+	int ifindex;			/* the source GID's netdev */
 	struct shca_dev *peer;
 	unsigned int peer_gen;
 };

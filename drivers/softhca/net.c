@@ -18,7 +18,8 @@
  *
  * Transmit.  The transport builds the IBA headers, payload and room for
  * the ICRC; shca_net_xmit() routes by the address vector's GIDs through
- * the device's netdev, pushes the UDP and IP headers, computes the ICRC
+ * the netdev of its source GID (the device's, or a VLAN above it, which
+ * tags the frames), pushes the UDP and IP headers, computes the ICRC
  * over the final headers (IPv4's identification is covered, so it is
  * chosen first) and hands the packet to the IP layer of the netdev's
  * namespace, which resolves the neighbour and queues it on the netdev.
@@ -29,6 +30,7 @@
  * the IPv6 socket accepts a zero checksum for that reason.
  */
 
+#include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
@@ -69,9 +71,13 @@ static DEFINE_MUTEX(shca_net_lock);
  */
 static int shca_net_recv(struct sock *sk, struct sk_buff *skb)
 {
+	struct net_device *ndev = skb->dev;
 	struct ib_device *ibdev;
 
-	ibdev = ib_device_get_by_netdev(skb->dev, SOFTHCA_DRIVER_ID);
+	/* A VLAN's packets are its real device's softhca device's. */
+	if (is_vlan_dev(ndev))
+		ndev = vlan_dev_real_dev(ndev);
+	ibdev = ib_device_get_by_netdev(ndev, SOFTHCA_DRIVER_ID);
 	if (!ibdev) {
 		kfree_skb(skb);
 		return 0;
@@ -295,7 +301,7 @@ static int shca_net_xmit4(struct shca_dev *dev, const struct shca_av *av,
 	const struct ib_global_route *grh = &av->attr.grh;
 	struct net *net = dev_net(dev->ndev);
 	struct flowi4 fl = {
-		.flowi4_oif = dev->ndev->ifindex,
+		.flowi4_oif = av->ifindex,
 		.flowi4_proto = IPPROTO_UDP,
 	};
 	struct rtable *rt;
@@ -338,7 +344,7 @@ static int shca_net_xmit6(struct shca_dev *dev, const struct shca_av *av,
 	const struct ib_global_route *grh = &av->attr.grh;
 	struct net *net = dev_net(dev->ndev);
 	struct flowi6 fl = {
-		.flowi6_oif = dev->ndev->ifindex,
+		.flowi6_oif = av->ifindex,
 		.flowi6_proto = IPPROTO_UDP,
 	};
 	struct dst_entry *dst;

@@ -64,9 +64,10 @@ static bool shca_roce_dgid_ok(struct shca_dev *dev, const struct sk_buff *skb)
 	union ib_gid sgid, dgid;
 
 	shca_skb_gids(skb, &sgid, &dgid);
+	/* The netdev it came in on: the device's, or a VLAN's above it. */
 	attr = rdma_find_gid_by_port(&dev->ibdev, &dgid,
 				     IB_GID_TYPE_ROCE_UDP_ENCAP, SHCA_PORT,
-				     dev->ndev);
+				     skb->dev);
 	if (IS_ERR(attr))
 		return false;
 	rdma_put_gid_attr(attr);
