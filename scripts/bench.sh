@@ -15,7 +15,10 @@
 # Each value is the median of N repetitions (default 3).  Then RoCEv2
 # between two guests of Debian's kernel over a wire (wire.sh --bench):
 # softhca against itself beside rdma_rxe against itself, one run, a
-# table and lines "BENCH wire_<name> ...".  --smoke: one repetition with
+# table and lines "BENCH wire_<name> ...".  Then, in one guest of Debian's
+# kernel, softhca between two network namespaces over a veth beside
+# softhca's loopback, 5 interleaved repetitions (netns.sh --bench):
+# "BENCH netns_<name> ns=<v> loop=<v> ratio=<ns/loop> unit=<u>".  --smoke: one repetition with
 # a tenth of the iterations and no wire figures, for `make check` (whose
 # wire suites run the same tools between the same guests); passes when
 # every figure came out for softhca and rdma_rxe (siw's failures are
@@ -178,6 +181,27 @@ table() {
 	done < <(figures "$kind")
 }
 
+# netns_table RAW: netns.sh --bench's medians, the veth beside loopback.
+netns_table() {
+	local name unit ns lo r
+	echo "softhca over a veth between two namespaces (one guest, Debian's kernel) beside its loopback"
+	printf '%-22s %12s %12s %8s  %s\n' figure veth loopback ratio unit
+	while read -r name unit; do
+		ns=$(median "$1" softhca-ns "$name")
+		lo=$(median "$1" softhca-loop "$name")
+		r=$(ratio "$ns" "$lo")
+		[ -n "$ns" ] && [ -n "$lo" ] || missing=$((missing + 1))
+		printf '%-22s %12s %12s %8s  %s\n' "$name" "${ns:--}" \
+			"${lo:--}" "${r:--}" "$unit"
+		lines+=("BENCH netns_$name ns=${ns:-none} loop=${lo:-none} ratio=${r:-none} unit=$unit")
+	done <<-EOF
+		write_bw_65536 MiB/s
+		write_bw_4096_q4 MiB/s
+		send_lat_2_typ us
+		send_lat_2_p99 us
+	EOF
+}
+
 kdir=$(make -s -C "$top" print-kdir)
 kernel=$("$top/scripts/kernel/debian-kernel.sh" "$(kdir_release "$kdir")") ||
 	die "no Debian kernel"
@@ -189,9 +213,12 @@ leg "$dk" "$dk/build" "softhca rxe siw" "${smoke:+$brief}"
 raw_debug=$share/bench.raw rc_debug=$rc
 
 rc_wire=0
+rc_netns=0
 if [ -z "$smoke" ]; then
 	raw_wire=$share/wire.raw
 	"$top/scripts/wire.sh" --bench "$raw_wire" || rc_wire=1
+	raw_netns=$share/netns.raw
+	"$top/scripts/netns.sh" --bench 5 "$raw_netns" || rc_netns=1
 fi
 
 table "$raw_debian"
@@ -200,6 +227,8 @@ table "$raw_debug" lockdep
 if [ -z "$smoke" ]; then
 	echo
 	table "$raw_wire" wire
+	echo
+	netns_table "$raw_netns"
 fi
 printf '%s\n' "${lines[@]}"
 [ -z "$siw_missing" ] ||
@@ -207,7 +236,7 @@ printf '%s\n' "${lines[@]}"
 
 ok=0
 [ "$rc_debian" = 0 ] && [ "$rc_debug" = 0 ] && [ "$missing" = 0 ] &&
-	[ "$rc_wire" = 0 ] || ok=1
+	[ "$rc_wire" = 0 ] && [ "$rc_netns" = 0 ] || ok=1
 if [ -n "$smoke" ]; then
 	if [ $ok = 0 ]; then
 		pass bench/smoke

@@ -11,16 +11,23 @@
 # guest also gets a NIC on a wire to nowhere (run.sh --wire), for a
 # physical device's trip into a namespace and back.  Results are named
 # nswire/... for the default kernel and nswire-<major.minor>/... for any
-# other.  --brief: the brief tests only.
+# other.  --brief: the brief tests only.  --bench REPS RAW: figures
+# instead, for `make bench`: REPS interleaved repetitions of perftest over
+# the veth and over softhca's loopback, in one boot, into RAW as "DEV
+# FIGURE VALUE" lines (DEV softhca-ns or softhca-loop).  SOFTHCA_NSWIRE_ONLY=REGEX and
+# SOFTHCA_NSWIRE_REPEAT=N pick wire cases and repeat them (netns-guest.sh).
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 brief=
-if [ "${1:-}" = --brief ]; then
-	brief=1
-	shift
-fi
+bench=
+case ${1:-} in
+--brief) brief=1 && shift ;;
+--bench)
+	[ $# -ge 3 ] || die "usage: netns.sh --bench REPS RAW [KDIR]"
+	bench=$2 bench_raw=$3 && shift 3 ;;
+esac
 default_kdir=$(make -s -C "$top" print-kdir)
 kdir=${1:-$default_kdir}
 rel=$(kdir_release "$kdir")
@@ -36,6 +43,7 @@ read -r port_a port_b <<<"$(free_ports)"
 mac=52:54:00:12:34:0c
 start=$SECONDS
 SOFTHCA_RESULTS=$share/results SOFTHCA_NSWIRE_BRIEF=$brief \
+	SOFTHCA_NSWIRE_BENCH=$bench \
 	"$top/scripts/vm/run.sh" --timeout 1800 --mem 1G \
 	--share "$share" --log "$share/console.log" \
 	--wire "$port_a:$port_b:$mac" "$kernel" -- \
@@ -43,10 +51,48 @@ SOFTHCA_RESULTS=$share/results SOFTHCA_NSWIRE_BRIEF=$brief \
 	"$top/build/userspace/libsofthca" "$mac" >/dev/null
 rc=$?
 say "netns ($rel): guest run took $((SECONDS - start)) s; logs in $share"
+if [ -n "$bench" ]; then
+	cat "$share/bench.raw" >"$bench_raw" 2>/dev/null || : >"$bench_raw"
+	[ "$rc" = 0 ] || say "netns bench: harness exit $rc; see $share"
+	exit "$rc"
+fi
 [ "$prefix" = nswire ] || sed -i "s# nswire/# $prefix/#" "$share/results"
 replay_results "$share/results"
 [ ! -f "$share/nswire.log" ] ||
 	sed "s#^nswire/#$prefix/#; t; s#^#$prefix: #" "$share/nswire.log"
+
+# The wire cases' traffic as the guest captured it on va (its first 400
+# bytes a frame), through tshark's InfiniBand dissector: every RoCEv2
+# packet dissected, none malformed or with an error; and each IPv4
+# packet captured whole through Scapy's ICRC (pcap-icrc.py).
+conformance() {
+	local pcap=$share/va.pcapng ib bad
+	if [ ! -s "$pcap" ] || ! command -v tshark >/dev/null; then
+		skip "$prefix/conformance-dissector" "no capture, or no tshark: scripts/setup.sh installs it"
+		skip "$prefix/conformance-icrc" "no capture"
+		return
+	fi
+	ib=$(tshark -r "$pcap" -Y infiniband 2>/dev/null | wc -l)
+	bad=$(tshark -r "$pcap" -Y '_ws.malformed || _ws.expert.severity >= 0x00800000' \
+		2>/dev/null | tee "$share/conformance.bad" | wc -l)
+	say "$prefix: conformance: $ib RoCEv2 packets dissected, $bad malformed or in error"
+	tshark -r "$pcap" -Y infiniband -T fields -e infiniband.bth.opcode \
+		2>/dev/null | sort -n | uniq -c | awk -v t="$prefix" \
+		'{ s = s " " $2 "x" $1 } END { print t ": conformance: opcodes (opcode x packets):" s }'
+	if [ "$ib" -gt 0 ] && [ "$bad" = 0 ]; then
+		pass "$prefix/conformance-dissector"
+	else
+		fail "$prefix/conformance-dissector" "$ib dissected, $bad bad: see $share/conformance.bad"
+	fi
+	if "$top/scripts/pcap-icrc.py" "$pcap" >"$share/icrc.log" 2>&1; then
+		pass "$prefix/conformance-icrc"
+	else
+		fail "$prefix/conformance-icrc" "see $share/icrc.log"
+	fi
+	sed "s/^/$prefix: ICRC: /" "$share/icrc.log" | head -n 20
+}
+conformance
+
 if [ $rc = 0 ]; then
 	pass "$prefix/kernel-log-clean"
 else

@@ -18,6 +18,9 @@ pkgs=(
 	# rdma-core 44 and its tools, for the provider and the integration tests
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev perftest
 	rdmacm-utils python3-pyverbs iproute2 strace
+	# the wire's conformance: captures, tshark's RoCE dissector, Scapy's
+	# ICRC (netns.sh)
+	tshark python3-scapy
 )
 
 # Debian 12's other LTS kernel line: the newest 6.12 headers the archive

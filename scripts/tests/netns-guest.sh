@@ -16,7 +16,15 @@
 #
 # Results are named nswire/...; netns.sh renames them for a kernel other
 # than the default.  SOFTHCA_NSWIRE_BRIEF=1 runs the brief tests only
-# (wire-cases.sh), the others reported as skipped.
+# (wire-cases.sh), the others reported as skipped.  SOFTHCA_NSWIRE_ONLY,
+# an extended regular expression, runs only the wire cases whose name it
+# matches (the namespace cases still run), each SOFTHCA_NSWIRE_REPEAT
+# times (default 1; the runs then named NAME.1, NAME.2, ...).
+#
+# SOFTHCA_NSWIRE_BENCH=N (netns.sh --bench): figures instead of tests, N
+# interleaved repetitions of each: perftest between sha and shb over the
+# veth ("softhca-ns"), and between sha and itself, loopback, in the same
+# boot ("softhca-loop"), as "DEV FIGURE VALUE" lines in bench.raw.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -29,6 +37,8 @@ mac=$3
 ko=$build/drivers/softhca/softhca.ko
 mydir=$(dirname "${SOFTHCA_RESULTS:?SOFTHCA_RESULTS names the results file}")
 brief=${SOFTHCA_NSWIRE_BRIEF:-}
+only=${SOFTHCA_NSWIRE_ONLY:-}
+repeat=${SOFTHCA_NSWIRE_REPEAT:-1}
 server_addr=10.74.0.1
 client_addr=10.74.0.2
 in_a=(ip netns exec nsa)
@@ -40,13 +50,15 @@ figures() {
 	cat >>"$mydir/nswire.log"
 }
 
-# gid_is DEV INDEX ADDR: DEV's GID INDEX is ADDR IPv4-mapped, RoCE v2.
+# gid_is DEV INDEX ADDR [PREFIX...]: DEV's GID INDEX is ADDR IPv4-mapped,
+# RoCE v2, as sysfs shows it (where PREFIX runs grep: ip netns exec NS).
 gid_is() {
-	local port=/sys/class/infiniband/$1/ports/1 o1 o2 o3 o4
+	local port=/sys/class/infiniband/$1/ports/1 index=$2 o1 o2 o3 o4
 	IFS=. read -r o1 o2 o3 o4 <<<"$3"
-	grep -qx "$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
-		"$o1" "$o2" "$o3" "$o4")" "$port/gids/$2" 2>/dev/null &&
-		grep -qx "RoCE v2" "$port/gid_attrs/types/$2"
+	shift 3
+	"$@" grep -qx "$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+		"$o1" "$o2" "$o3" "$o4")" "$port/gids/$index" 2>/dev/null &&
+		"$@" grep -qx "RoCE v2" "$port/gid_attrs/types/$index"
 }
 
 # counter DEV NAME: one of DEV's hardware counters.
@@ -77,46 +89,13 @@ setup() {
 		wait_for 30 gid_is shb 1 "$client_addr"
 }
 
-# netem_on NETEM SPARE_ACKS: NETEM on both ends' egress.  With
-# SPARE_ACKS, RC ACK packets (BTH opcode 0x11, at byte 28 of an IPv4
-# RoCEv2 packet) bypass it: see the comment at rc_loss below.
-# shellcheck disable=SC2086 # netem's words, $1
+# netem_on NETEM SPARE: NETEM on both ends' egress (see netem_add).
 netem_on() {
-	local ns dev
-	for ns in nsa nsb; do
-		dev=v${ns#ns}
-		if [ -z "$2" ]; then
-			tc -n "$ns" qdisc add dev "$dev" root netem $1 || return 1
-			continue
-		fi
-		tc -n "$ns" qdisc add dev "$dev" root handle 1: prio bands 2 \
-			priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 &&
-			tc -n "$ns" qdisc add dev "$dev" parent 1:1 handle 10: \
-				netem $1 &&
-			tc -n "$ns" filter add dev "$dev" parent 1: protocol ip \
-				prio 1 u32 match ip dport 4791 0xffff \
-				match u8 0x11 0xff at 28 flowid 1:2 || return 1
-	done
+	netem_add va "$1" "$2" -n nsa && netem_add vb "$1" "$2" -n nsb
 }
 
 netem_off() {
 	tc -n nsa qdisc del dev va root && tc -n nsb qdisc del dev vb root
-}
-
-# Losing the last ACK of an ibv_rc_pingpong run fails the run whatever
-# the devices do: a side exits, and destroys its QP, as soon as its own
-# last SEND is acknowledged and its last receive is done, which may be
-# before its ACK of the peer's last SEND arrived.  If that ACK is lost,
-# the peer resends to a QP that is gone and fails with a retry error
-# (rdma_rxe on 6.12 retries for ever).  The two-guest suite ran such a
-# case again; here the pingpongs' lossy cases lose data packets only,
-# and ACK loss is tested by rping_loss, whose every exchange is a round
-# trip the test program waits for.
-spares_acks() {
-	case $1 in
-	rc_loss | rc_corrupt) return 0 ;;
-	*) return 1 ;;
-	esac
 }
 
 # reap PID LOG: wait for a server whose client has ended, 20 s at most,
@@ -130,16 +109,16 @@ reap() {
 	wait "$1"
 }
 
-# run_case NAME TEST [NETEM...]: TEST's server in nsa on sha, its client
-# in nsb on shb.
+# run_case RUN NAME TEST [NETEM...]: TEST's server in nsa on sha, its
+# client in nsb on shb; RUN, if not empty, numbers a repeated case.
 run_case() {
-	local name=$1 test=$2 netem=${*:3} result=nswire/$1 log why=
+	local name=$2 test=$3 netem=${*:4} result=nswire/$2$1 log why=
 	local pid src crc tx_a tx_b pk_a start=$SECONDS
 	if [ -n "$brief" ] && [[ $wire_brief_tests != *" $name "* ]]; then
 		skip "$result" "not in the brief run; netns.sh without --brief runs it"
 		return
 	fi
-	log=$mydir/cases/$name
+	log=$mydir/cases/$name$1
 	mkdir -p "${log%/*}"
 	echo "== $result${netem:+ (netem $netem)}"
 	tx_a=$(counter sha tx_packets) tx_b=$(counter shb tx_packets)
@@ -230,6 +209,122 @@ no_loopback() {
 	fi
 }
 
+# gid_index DEV ADDR: the index of ADDR's RoCE v2 GID in DEV's table.
+gid_index() {
+	local f i
+	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		i=${f##*/}
+		gid_is "$1" "$i" "$2" && echo "$i" && return 0
+	done
+	return 1
+}
+
+# pingpong NAME PORT SERVER_GID CLIENT_GID ADDR ITERS: an RC pingpong,
+# its server on sha in nsa, its client on shb in nsb connecting to ADDR,
+# with the GID indexes given; its logs under cases/NAME.  Runs DURING
+# (a command, or :) once the server listens.  Returns non-zero, saying
+# why in $why, when a side failed.
+pingpong() {
+	local log=$mydir/cases/$1 pid cpid
+	"${in_a[@]}" timeout 60 ibv_rc_pingpong -d sha -g "$3" -p "$2" -c \
+		-n "$6" -s 4096 >"$log.server" 2>&1 </dev/null &
+	pid=$!
+	port=$2
+	if ! wait_for 30 listening "${in_a[@]}"; then
+		why="server not listening"
+		kill "$pid"
+		wait "$pid"
+		return 1
+	fi
+	"${in_b[@]}" timeout 60 ibv_rc_pingpong -d shb -g "$4" -p "$2" -c \
+		-n "$6" -s 4096 "$5" >"$log.client" 2>&1 </dev/null &
+	cpid=$!
+	"${during[@]}" || why="${why:+$why; }${during[*]} failed"
+	wait "$cpid" || why="${why:+$why; }client exit $?"
+	wait "$pid" || why="${why:+$why; }server exit $?"
+	sed "s/^/server: /" "$log.server"
+	sed "s/^/client: /" "$log.client"
+	[ -z "$why" ]
+}
+
+# RoCEv2 over a VLAN: va.7 and vb.7 above the veth.  ib_core gives their
+# addresses GIDs in sha's and shb's tables; an RC pingpong on those GIDs
+# goes out through the VLAN devices, tagged, and is received on them.
+vlan() {
+	local why='' ia ib pk sent during=(:)
+	if ! { ip -n nsa link add link va name va.7 type vlan id 7 &&
+		ip -n nsb link add link vb name vb.7 type vlan id 7 &&
+		ip -n nsa addr add 10.77.0.1/24 dev va.7 &&
+		ip -n nsb addr add 10.77.0.2/24 dev vb.7 &&
+		ip -n nsa link set va.7 up && ip -n nsb link set vb.7 up &&
+		wait_for 30 gid_index sha 10.77.0.1 >/dev/null &&
+		wait_for 30 gid_index shb 10.77.0.2 >/dev/null; }; then
+		fail nswire/vlan "setup: VLAN devices or their GIDs"
+		return
+	fi
+	ia=$(gid_index sha 10.77.0.1) ib=$(gid_index shb 10.77.0.2)
+	pk=$(packets nsa va.7)
+	pingpong vlan 18520 "$ia" "$ib" 10.77.0.1 200
+	sent=$(($(packets nsa va.7) - pk))
+	[ "$sent" -ge 200 ] || why="${why:+$why; }va.7 sent $sent packets"
+	ip -n nsa link del va.7
+	ip -n nsb link del vb.7
+	echo "nswire/vlan: GID indexes $ia and $ib, va.7 sent $sent packets" |
+		figures
+	if [ -z "$why" ]; then pass nswire/vlan; else fail nswire/vlan "$why"; fi
+}
+
+# active_mtu DEV MTU: DEV's port reports active MTU MTU.
+active_mtu() {
+	ibv_devinfo -d "$1" | grep -q "active_mtu:[[:space:]]*$2 "
+}
+
+# The veth's MTU raised to 9000, then lowered back to 1500, while an RC
+# pingpong runs: the ports' active MTU follows (4096, then 1024) and the
+# pingpong, whose QPs kept the path MTU they were connected with, ends
+# well.
+mtu_flip() {
+	ip -n nsa link set va mtu 9000 && ip -n nsb link set vb mtu 9000 &&
+		wait_for 10 active_mtu sha 4096 && wait_for 10 active_mtu shb 4096 &&
+		ip -n nsa link set va mtu 1500 && ip -n nsb link set vb mtu 1500 &&
+		wait_for 10 active_mtu sha 1024 && wait_for 10 active_mtu shb 1024
+}
+
+mtu_change() {
+	local why='' during=(mtu_flip)
+	pingpong mtu 18521 1 1 "$server_addr" 10000
+	if [ -z "$why" ]; then pass nswire/mtu-change; else fail nswire/mtu-change "$why"; fi
+}
+
+# remove_busy: sha's link deleted (from inside nsa) while an RC pingpong
+# streams over the veth.  ib_core disassociates both processes' contexts
+# on sha; the pingpong fails on both sides, within 30 s.
+remove_busy() {
+	local start
+	sleep 3
+	start=$SECONDS
+	"${in_a[@]}" rdma link delete sha && wait_for 10 gone sha &&
+		echo "nswire/busy-remove: sha gone in $((SECONDS - start)) s" | figures
+}
+
+busy_remove() {
+	local why='' during=(remove_busy) verdict=
+	pingpong busy_remove 18522 1 1 "$server_addr" 1000000
+	# $why says how each side ended: both failed, before their timeout.
+	if [[ $why == *"remove_busy failed"* ]]; then
+		verdict="sha not removed within 10 s"
+	elif [[ $why != *"client exit"* ]] || [[ $why != *"server exit"* ]]; then
+		verdict="a side ended well: $why"
+	elif [[ $why == *"exit 124"* ]]; then
+		verdict="a side ran until its timeout: $why"
+	fi
+	if [ -z "$verdict" ]; then
+		pass nswire/busy-remove
+	else
+		fail nswire/busy-remove "$verdict"
+	fi
+}
+
 # rdma_rxe binds UDP 4791 in the initial namespace only: it loads beside
 # softhca's devices of other namespaces, and softhca's link in the
 # initial namespace is then refused, saying why.
@@ -248,16 +343,12 @@ beside_rxe() {
 	if [ -z "$why" ]; then pass nswire/beside-rxe; else fail nswire/beside-rxe "$why"; fi
 }
 
-nic_by_mac() {
-	local d
-	for d in /sys/class/net/*; do
-		[ "$(cat "$d/address")" = "$mac" ] && nic=${d##*/} && return 0
-	done
-	return 1
-}
-
 gone() {
 	[ ! -e "/sys/class/infiniband/$1" ]
+}
+
+gone_everywhere() {
+	gone "$1" && ! listed - "$1"
 }
 
 # A physical NIC's namespace ends with its device open: the NIC goes back
@@ -296,8 +387,148 @@ nic_returns() {
 	fi
 }
 
+# listed NS DEV: `rdma dev` in namespace NS (or the initial one, for -)
+# lists DEV.
+listed() {
+	if [ "$1" = - ]; then
+		rdma dev show "$2" >/dev/null 2>&1
+	else
+		ip netns exec "$1" rdma dev show "$2" >/dev/null 2>&1
+	fi
+}
+
+# Exclusive mode (`rdma system set netns exclusive`, which ib_core allows
+# only while the initial namespace is the only one): a device belongs to
+# one namespace, `rdma dev set DEV netns NS` moves it there (ib_core
+# disassociates its user contexts, which softhca supports), and only NS
+# sees it.  Two devices so moved into nsx and nsy carry an RC pingpong.
+# The mode goes back to shared once the namespaces are gone.
+exclusive() {
+	local why='' pid log=$mydir/cases/exclusive
+	# The namespaces deleted before end asynchronously.
+	if ! wait_for 30 rdma system set netns exclusive 2>/dev/null; then
+		fail nswire/exclusive-mode "rdma system set netns exclusive: $(rdma system set netns exclusive 2>&1)"
+		return
+	fi
+	ip netns add nsx && ip netns add nsy &&
+		ip link add vx netns nsx type veth peer name vy netns nsy &&
+		ip -n nsx addr add 10.76.0.1/24 dev vx &&
+		ip -n nsy addr add 10.76.0.2/24 dev vy &&
+		ip -n nsx link set vx up && ip -n nsy link set vy up &&
+		ip netns exec nsx rdma link add shx type softhca netdev vx &&
+		ip netns exec nsy rdma link add shy type softhca netdev vy ||
+		why="setup"
+	# Created in the initial namespace, seen there only.
+	[ -n "$why" ] || { listed - shx && ! listed nsx shx; } ||
+		why="shx not in the initial namespace alone before the move"
+	[ -n "$why" ] || { rdma dev set shx netns nsx && rdma dev set shy netns nsy; } ||
+		why="rdma dev set ... netns refused"
+	[ -n "$why" ] || { listed nsx shx && ! listed - shx && ! listed nsy shx; } ||
+		why="shx not in nsx alone after the move"
+	# Its sysfs too: ip netns exec mounts the namespace's own.
+	[ -n "$why" ] || { wait_for 30 gid_is shx 1 10.76.0.1 ip netns exec nsx &&
+		wait_for 30 gid_is shy 1 10.76.0.2 ip netns exec nsy; } ||
+		why="no GIDs in the namespaces' sysfs"
+	if [ -z "$why" ]; then
+		ip netns exec nsy timeout 60 ibv_rc_pingpong -d shy -g 1 -c -n 100 \
+			>"$log.server" 2>&1 </dev/null &
+		pid=$!
+		port=18515
+		if wait_for 30 listening ip netns exec nsy; then
+			ip netns exec nsx timeout 60 ibv_rc_pingpong -d shx -g 1 -c \
+				-n 100 10.76.0.2 >"$log.client" 2>&1 </dev/null ||
+				why="client exit $?"
+		else
+			why="server not listening"
+		fi
+		wait "$pid" || why="${why:+$why; }server exit $?"
+		cat "$log.server" "$log.client"
+	fi
+	ip netns del nsx
+	ip netns del nsy
+	{ wait_for 20 gone_everywhere shx && wait_for 20 gone_everywhere shy; } ||
+		why="${why:+$why; }a device outlived its namespace"
+	wait_for 30 rdma system set netns shared 2>/dev/null ||
+		why="${why:+$why; }back to shared mode refused"
+	if [ -z "$why" ]; then
+		pass nswire/exclusive-mode
+	else
+		fail nswire/exclusive-mode "$why"
+	fi
+}
+
+# The wire cases' traffic, as va saw it both ways, for netns.sh to pass
+# through tshark's RoCE dissector and an independent ICRC (its first 400
+# bytes of each frame: every header, and whole ACKs, READ requests,
+# atomics, MADs and small SENDs).  Not taken when Wireshark's dumpcap is
+# missing.
+capture_start() {
+	capture=
+	command -v dumpcap >/dev/null || return 0
+	"${in_a[@]}" dumpcap -q -i va -s 400 -w "$mydir/va.pcapng" \
+		>"$mydir/dumpcap.log" 2>&1 &
+	capture=$!
+	wait_for 10 test -s "$mydir/va.pcapng"
+}
+
+capture_stop() {
+	[ -n "$capture" ] || return 0
+	kill -INT "$capture"
+	wait "$capture"
+}
+
+# bench_perf WHERE FIGURE COLUMNS TOOL ARG...: one perftest run, its
+# server on sha in nsa, its client on shb in nsb (WHERE ns) or on sha in
+# nsa (loop); the client's COLUMNS (4: bandwidth; 5,8: typical and 99th
+# percentile latency) go to bench.raw.  A run without figures (perftest's
+# clock calibration fails now and then under TCG) records none.
+bench_perf() {
+	local where=$1 figure=$2 cols=$3 tool=$4 log=$mydir/cases/bench pid
+	local client=("${in_b[@]}" "$tool" -d shb) line
+	shift 4
+	[ "$where" = ns ] || client=("${in_a[@]}" "$tool" -d sha)
+	mkdir -p "${log%/*}"
+	"${in_a[@]}" timeout 120 "$tool" -d sha -x 1 -p 18516 "$@" \
+		>"$log.server" 2>&1 </dev/null &
+	pid=$!
+	port=18516
+	if wait_for 30 listening "${in_a[@]}"; then
+		timeout 120 "${client[@]}" -x 1 -p 18516 "$@" "$server_addr" \
+			>"$log.client" 2>&1 </dev/null
+	fi
+	wait "$pid"
+	line=$(perftest_line "$log.client")
+	echo "softhca-$where $figure: ${line:-no figures}"
+	[ -n "$line" ] || tail -n 3 "$log.server" "$log.client"
+	if [ "$cols" = 5,8 ]; then
+		awk -v d="softhca-$where" -v f="$figure" \
+			'{ print d, f "_typ", $5; print d, f "_p99", $8 }' <<<"$line"
+	else
+		awk -v d="softhca-$where" -v f="$figure" '{ print d, f, $4 }' <<<"$line"
+	fi | awk '$3 ~ /^[0-9]+(\.[0-9]+)?$/' >>"$mydir/bench.raw"
+}
+
+bench() {
+	local rep where spec
+	local specs=(
+		"write_bw_65536 4 ib_write_bw -s 65536 -n 1000"
+		"write_bw_4096_q4 4 ib_write_bw -s 4096 -q 4 -n 5000"
+		"send_lat_2 5,8 ib_send_lat -s 2 -n 1000"
+	)
+	setup || return 1
+	: >"$mydir/bench.raw"
+	for ((rep = 1; rep <= SOFTHCA_NSWIRE_BENCH; rep++)); do
+		for spec in "${specs[@]}"; do
+			for where in ns loop; do
+				# shellcheck disable=SC2086 # FIGURE COLUMNS TOOL ARG...
+				bench_perf "$where" $spec
+			done
+		done
+	done
+}
+
 main() {
-	local t
+	local t i run
 	if setup; then
 		pass nswire/link-add-in-netns
 	else
@@ -305,12 +536,22 @@ main() {
 		return 1
 	fi
 	rdma link show | figures
+	capture_start
 	for t in "${wire_tests[@]}"; do
-		# shellcheck disable=SC2086 # NAME TEST [NETEM...]
-		run_case $t
+		[ -z "$only" ] || [[ ${t%% *} =~ $only ]] || continue
+		for ((i = 1; i <= repeat; i++)); do
+			run=
+			[ "$repeat" = 1 ] || run=.$i
+			# shellcheck disable=SC2086 # NAME TEST [NETEM...]
+			run_case "$run" $t
+		done
 	done
+	capture_stop
 	no_loopback
+	vlan
+	mtu_change
 	beside_rxe
+	busy_remove
 	# The end of a namespace takes its devices: nsa's veth takes nsb's.
 	if ip netns del nsa && wait_for 20 gone sha && wait_for 20 gone shb; then
 		pass nswire/netns-end-removes-devices
@@ -319,6 +560,7 @@ main() {
 	fi
 	ip netns del nsb
 	nic_returns
+	exclusive
 	if wait_for 10 eval "! grep -q '^softhca ' /proc/modules || rmmod softhca"; then
 		pass nswire/module-unload
 	else
@@ -326,4 +568,8 @@ main() {
 	fi
 }
 
-main
+if [ -n "${SOFTHCA_NSWIRE_BENCH:-}" ]; then
+	bench
+else
+	main
+fi

@@ -4,6 +4,17 @@
 # softhca against itself between two network namespaces).  Sourced, never
 # run.  The caller sets $server_addr, the server's IPv4 address.
 
+# nic_by_mac: the guest's NIC (run.sh --wire), whose address is $mac, in
+# $nic.
+nic_by_mac() {
+	local d
+	for d in /sys/class/net/*; do
+		# shellcheck disable=SC2154,SC2034 # the caller's $mac, $nic
+		[ "$(cat "$d/address")" = "$mac" ] && nic=${d##*/} && return 0
+	done
+	return 1
+}
+
 # The tests: NAME TEST [NETEM...]; NETEM, if any, is what the harness puts
 # on the wire for the test's duration (`tc qdisc add ... netem NETEM`).
 # perftest checks no payload: the data are checked by the pingpongs (-c,
@@ -45,6 +56,43 @@ run_timeout=90
 # the default GID), so that the packets are IPv6 ones.
 pingpong_gid() {
 	if [[ $1 == *6 ]]; then echo 0; else echo 1; fi
+}
+
+# Losing the last ACK of an ibv_rc_pingpong run fails the run whatever
+# the devices do: a side exits, and destroys its QP, as soon as its own
+# last SEND is acknowledged and its last receive is done, which may be
+# before its ACK of the peer's last SEND arrived.  If that ACK is lost,
+# the peer resends to a QP that is gone and fails with a retry error
+# (rdma_rxe on 6.12 retries for ever).  Such a run cannot tell a lost ACK
+# from a device's fault, so the pingpongs' lossy cases lose (or corrupt)
+# data packets only; ACK loss is tested by rping_loss, whose every
+# exchange is a round trip the program waits for.
+spares_acks() {
+	case $1 in
+	rc_loss | rc_corrupt) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
+# netem_add DEV NETEM SPARE [TC_OPTION...]: NETEM on DEV's egress (tc
+# TC_OPTION..., e.g. -n NS, adds it).  With SPARE non-empty, RC ACKs (BTH
+# opcode 0x11, at byte 28 of an IPv4 RoCEv2 packet) bypass it: a prio
+# qdisc sends everything to its first band, where NETEM is, but what the
+# filter picks out to its second.
+# shellcheck disable=SC2086 # netem's words, $netem
+netem_add() {
+	local dev=$1 netem=$2 spare=$3
+	shift 3
+	if [ -z "$spare" ]; then
+		tc "$@" qdisc add dev "$dev" root netem $netem
+		return
+	fi
+	tc "$@" qdisc add dev "$dev" root handle 1: prio bands 2 \
+		priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 &&
+		tc "$@" qdisc add dev "$dev" parent 1:1 handle 10: netem $netem &&
+		tc "$@" filter add dev "$dev" parent 1: protocol ip prio 1 \
+			u32 match ip dport 4791 0xffff match u8 0x11 0xff at 28 \
+			flowid 1:2
 }
 
 # side_cmd TEST DEV SIDE: the command line of TEST's SIDE (server or

@@ -117,14 +117,6 @@ figures() {
 	cat >>"$mydir/wire.log"
 }
 
-nic_by_mac() {
-	local d
-	for d in /sys/class/net/*; do
-		[ "$(cat "$d/address")" = "$mac" ] && nic=${d##*/} && return 0
-	done
-	return 1
-}
-
 pings() {
 	busybox ping -c 1 -W 1 "$peer" >/dev/null 2>&1
 }
@@ -165,8 +157,8 @@ unload_soon() {
 	wait_for 10 unload "$1" 2>/dev/null || unload "$1"
 }
 
-# dev_up TYPE NETEM: TYPE's device on the NIC, its RoCE v2 GID in place,
-# and NETEM, if any, on the NIC.
+# dev_up TYPE NETEM NAME: TYPE's device on the NIC, its RoCE v2 GID in
+# place, and NETEM, if any, on the NIC, as case NAME wants it.
 dev_up() {
 	local dev
 	dev=$(dev_name "$1")
@@ -182,8 +174,7 @@ dev_up() {
 	esac || return 1
 	rdma link add "$dev" type "$1" netdev "$nic" &&
 		wait_for 30 roce_v2_gid1 "$dev" || return 1
-	# shellcheck disable=SC2086 # netem's words
-	[ -z "$2" ] || tc qdisc add dev "$nic" root netem $2
+	[ -z "$2" ] || netem_add "$nic" "$2" "$(spares_acks "$3" && echo 1)"
 }
 
 # evidence NAME TYPE NETEM: what the device and netem counted (the
@@ -200,7 +191,8 @@ evidence() {
 	echo "$1 $role counters:${counters:- none}" | figures
 	[ -z "$3" ] ||
 		tc -s qdisc show dev "$nic" | awk -v t="$1 $role netem" \
-			'/Sent/ { print t ":" $0; exit }' | figures
+			'/^qdisc netem/ { n = 1 } n && /Sent/ { print t ":" $0; exit }' |
+			figures
 }
 
 # dev_down TYPE NETEM: the NIC as it was, TYPE's module unloaded.
@@ -303,23 +295,12 @@ rping_end() {
 	fi
 }
 
-# round KEY TEST DEV LOG: one run of TEST's server (a) or client (b),
-# line-buffered so that a run killed by its timeout leaves its log;
-# sets $mine to "STATUS AGAIN", AGAIN being 1 when the run may be
-# repeated, if the other side failed:
-#  - perftest calibrates its cycle counter against the clock at start,
-#    and a starved vCPU can make that fail ("Can't produce a report",
-#    exit 1 after the traffic, or figures of "inf": see side_verdict);
-#  - ibv_rc_pingpong: a side that made every exchange exits, and its QP
-#    goes, as soon as its own last SEND is acknowledged, which may be
-#    before it acknowledged its peer's last one.  If that ACK is lost
-#    (netem), the peer's retries find no QP: on a correct device it
-#    fails with a retry error, and rdma_rxe on 6.12 retries for ever.
-#    Such a run cannot tell a lost ACK from a fault of the peer's
-#    device; it is run again, and a fault that stays fails the case.
+# round KEY TEST DEV LOG: the one run of TEST's server (a) or client
+# (b), line-buffered so that a run killed by its timeout leaves its log;
+# its status in $mine.  A case is never run again: one that fails fails.
 round() {
-	local rc again=0
-	mine="1 0"
+	local rc
+	mine=1
 	if [ "$role" = a ]; then
 		side_cmd "$2" "$3" server || return 1
 		serve "$1" "$4"
@@ -330,10 +311,7 @@ round() {
 	side_verdict "$2" "$4" $?
 	rc=$?
 	[[ $2 != rping* ]] || rping_end "$1" "$4"
-	grep -q "Can't produce a report\|clock calibration failed" "$4" &&
-		again=1
-	[[ $2 != rc_pingpong* ]] || [ "$rc" != 0 ] || again=1
-	mine="$rc $again"
+	mine=$rc
 	echo "$role: ${cmd[*]}: exit $rc"
 }
 
@@ -361,18 +339,10 @@ bench_record() {
 	esac | awk '$3 ~ /^[0-9]+(\.[0-9]+)?$/' >>"$mydir/bench.raw"
 }
 
-# again MINE THEIRS: "STATUS AGAIN" of each side; is another round
-# worth it?  When a side failed and either said it may be (see round).
-again() {
-	# shellcheck disable=SC2086 # two words each
-	set -- $1 $2
-	[ $# = 4 ] && [ "$1 $3" != "0 0" ] && [[ "$2$4" == *1* ]]
-}
-
 # run_case KEY PAIR NAME TEST [NETEM]: one case, both sides.
 run_case() {
 	local key=$1 pair=$2 name=$3 test=$4 netem=${5:-} type dev result
-	local k up=0 down=0 peer_up peer_down try mine='' theirs='' log why=''
+	local k up=0 down=0 peer_up peer_down mine='' theirs='' log why=''
 	local start=$SECONDS
 	result=${pair/\//-}/$name
 	[ -z "$only" ] || [[ $result =~ $only ]] || return 0
@@ -404,27 +374,18 @@ run_case() {
 	log=$mydir/cases/$result.$role.log
 	mkdir -p "${log%/*}"
 	echo "== $result${netem:+ (netem $netem)}: $role is $dev"
-	dev_up "$type" "$netem" || up=1
+	dev_up "$type" "$netem" "$name" || up=1
 	post "$key.ready" "$up"
 	await "$key.ready"
 	peer_up=${reply:-gone}
 	if [ "$up" = 0 ] && [ "$peer_up" = 0 ]; then
-		for try in 1 2 3; do
-			round "$key.$try" "$test" "$dev" "$log"
-			post "$key.$try.done" "$mine"
-			await "$key.$try.done"
-			theirs=${reply:-gone}
-			if [ $try = 3 ] || ! again "$mine" "$theirs"; then
-				break
-			fi
-			sed "s/^/$role try $try: /" "$log" >>"$log.failed"
-			echo "$result: try $try failed, in a way worth another"
-			[ "$role" = b ] ||
-				echo "$result: try $try failed; again" | figures
-		done
+		round "$key.run" "$test" "$dev" "$log"
+		post "$key.run.done" "$mine"
+		await "$key.run.done"
+		theirs=${reply:-gone}
 		record "$result" "$log"
 		[ -z "$bench" ] || [ "$role" = a ] ||
-			[ "${mine%% *} ${theirs%% *}" != "0 0" ] ||
+			[ "$mine $theirs" != "0 0" ] ||
 			bench_record "$dev" "$name" "$log"
 		sed "s/^/$role: /" "$log"
 	fi
@@ -436,8 +397,8 @@ run_case() {
 	[ "$role" = a ] || return 0
 	if [ "$up $peer_up" != "0 0" ]; then
 		why="device setup: a $up, b $peer_up"
-	elif [ "${mine%% *} ${theirs%% *}" != "0 0" ]; then
-		why="server exit ${mine%% *}, client exit ${theirs%% *}"
+	elif [ "$mine $theirs" != "0 0" ]; then
+		why="server exit $mine, client exit $theirs"
 	fi
 	[ "$down $peer_down" = "0 0" ] ||
 		why="${why:+$why; }teardown: a $down, b $peer_down"
