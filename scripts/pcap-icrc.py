@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""pcap-icrc.py CAPTURE
+"""pcap-icrc.py CAPTURE...
 
-Checks the ICRC of every RoCEv2 packet over IPv4 in CAPTURE (pcap or
+Checks the ICRC of every RoCEv2 packet over IPv4 in the CAPTUREs (pcap or
 pcapng) that was captured whole, against the ICRC Scapy computes
 (scapy.contrib.roce, an implementation that is not softhca's).  Prints
 one line, "checked N, bad B, not checked S (IPv6 or cut by the snap
-length)", then each bad packet's number, and exits 1 when a packet is
+length)", then each bad packet's capture and number, and exits 1 when a packet is
 bad or none was checked.  Scapy 2.5 (Debian 12) computes the ICRC of
 IPv4 packets only.
 """
@@ -28,27 +28,29 @@ def packets(path):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         sys.exit(__doc__)
     checked = skipped = 0
     bad = []
-    for number, pkt in enumerate(packets(sys.argv[1]), 1):
-        if BTH not in pkt:
-            continue
-        whole = pkt.wirelen is None or pkt.wirelen == len(pkt)
-        if IP not in pkt or not whole:
-            skipped += 1
-            continue
-        bth = pkt[BTH]
-        # Scapy's field holds the ICRC's four bytes as they are on the
-        # wire, big-endian; compute_icrc() returns the bytes to put there.
-        if bth.compute_icrc(None) != struct.pack("!I", bth.icrc):
-            bad.append(number)
-        checked += 1
+    for path in sys.argv[1:]:
+        for number, pkt in enumerate(packets(path), 1):
+            if BTH not in pkt:
+                continue
+            whole = pkt.wirelen is None or pkt.wirelen == len(pkt)
+            if IP not in pkt or not whole:
+                skipped += 1
+                continue
+            bth = pkt[BTH]
+            # Scapy's field holds the ICRC's four bytes as they are on
+            # the wire, big-endian; compute_icrc() returns the bytes to
+            # put there.
+            if bth.compute_icrc(None) != struct.pack("!I", bth.icrc):
+                bad.append(f"{path}: packet {number}")
+            checked += 1
     print(f"checked {checked}, bad {len(bad)}, not checked {skipped} "
           "(IPv6 or cut by the snap length)")
-    for number in bad:
-        print(f"bad ICRC: packet {number}")
+    for where in bad:
+        print(f"bad ICRC: {where}")
     sys.exit(1 if bad or not checked else 0)
 
 

@@ -398,7 +398,8 @@ run_case() {
 	if [ "$up $peer_up" != "0 0" ]; then
 		why="device setup: a $up, b $peer_up"
 	elif [ "$mine $theirs" != "0 0" ]; then
-		why="server exit $mine, client exit $theirs"
+		why=$(flake "$log" "${mydir%/*}/$other/cases/$result.$other.log")
+		why="${why:+$why; }server exit $mine, client exit $theirs"
 	fi
 	[ "$down $peer_down" = "0 0" ] ||
 		why="${why:+$why; }teardown: a $down, b $peer_down"
