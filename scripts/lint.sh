@@ -1,8 +1,9 @@
 #!/bin/bash
 # Lint, as a kernel maintainer would before applying: checkpatch --strict
 # and kernel-doc on every kernel source, then W=1 and sparse builds against
-# each kernel softhca targets; shellcheck on the harness.  Any finding
-# fails its test.
+# each kernel softhca targets, and the driver's layering (docs/layers.md)
+# from the objects; shellcheck on the harness.  Any finding fails its
+# test.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -44,6 +45,14 @@ lint_build() {
 	return 0
 }
 
+# The layering (docs/layers.md), from the objects of the build before.
+lint_layers() {
+	"$top/scripts/layers.py" "$top/docs/layers.md" \
+		"$top/build/$(kdir_release "$1")/drivers/softhca" |
+		grep -v '^layers: .* 0 errors$'
+	return 0
+}
+
 lint_test() {
 	local name=$1 out
 	shift
@@ -61,6 +70,7 @@ lint_test kernel-doc lint_kerneldoc
 lint_test shellcheck lint_shellcheck
 debian_kdir=$(make -s -C "$top" print-kdir 2>/dev/null)
 lint_test "w1-sparse-$(basename "$debian_kdir")" lint_build "$debian_kdir"
+lint_test layers lint_layers "$debian_kdir"
 lint_test "w1-sparse-debug-$(cat "$dk/release")" lint_build "$dk/build"
 lts612=$(kdir_lts612)
 if [ -n "$lts612" ]; then
