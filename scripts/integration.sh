@@ -9,15 +9,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-default_kdir=$(make -s -C "$top" print-kdir)
-kdir=${1:-$default_kdir}
-rel=$(kdir_release "$kdir")
-prefix=integ
-[ "$kdir" -ef "$default_kdir" ] ||
-	prefix=integ-$(cut -d. -f1-2 <<<"$rel")
-kernel=$("$top/scripts/kernel/debian-kernel.sh" "$rel") || die "no kernel $rel"
-make -s -C "$top" KDIR="$kdir" modules >/dev/null || die "module build failed"
-make -s -C "$top" userspace >/dev/null || die "provider build failed"
+suite_kernel integ "${1:-}"
 
 share=$(run_dir "integration-$rel")
 

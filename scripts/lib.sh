@@ -36,6 +36,12 @@ pass() { report PASS "$@"; }
 fail() { report FAIL "$@"; }
 skip() { report SKIP "$@"; }
 
+# verdict NAME WHY: one test that passes when WHY, what went wrong, is
+# empty, and fails saying WHY otherwise.
+verdict() {
+	if [ -z "$2" ]; then pass "$1"; else fail "$1" "$2"; fi
+}
+
 # check NAME CMD...: one test that passes when CMD exits 0.
 check() {
 	local name=$1
@@ -82,6 +88,26 @@ free_ports() {
 kdir_release() {
 	sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' \
 		"$1/include/generated/utsrelease.h"
+}
+
+# suite_kernel NAME [KDIR]: for a suite that boots Debian's kernel of the
+# headers in KDIR (default: the kernel `make` builds for, Debian's 6.1):
+# sets $kdir, $rel, $kernel (debian-kernel.sh's directory) and $prefix,
+# the suite's result prefix (NAME for the default kernel,
+# NAME-<major.minor> for another), and builds softhca for it and the
+# provider.  Dies when it cannot.
+suite_kernel() {
+	local default
+	default=$(make -s -C "$top" print-kdir)
+	kdir=${2:-$default}
+	rel=$(kdir_release "$kdir")
+	prefix=$1
+	[ "$kdir" -ef "$default" ] || prefix=$1-$(cut -d. -f1-2 <<<"$rel")
+	kernel=$("$top/scripts/kernel/debian-kernel.sh" "$rel") ||
+		die "no kernel $rel"
+	make -s -C "$top" KDIR="$kdir" modules >/dev/null ||
+		die "module build failed"
+	make -s -C "$top" userspace >/dev/null || die "provider build failed"
 }
 
 # The headers of Debian 12's other LTS kernel line (6.12), the newest

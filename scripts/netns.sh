@@ -28,15 +28,7 @@ case ${1:-} in
 	[ $# -ge 3 ] || die "usage: netns.sh --bench REPS RAW [KDIR]"
 	bench=$2 bench_raw=$3 && shift 3 ;;
 esac
-default_kdir=$(make -s -C "$top" print-kdir)
-kdir=${1:-$default_kdir}
-rel=$(kdir_release "$kdir")
-prefix=nswire
-[ "$kdir" -ef "$default_kdir" ] || [[ ! $rel =~ ^[0-9]+\.[0-9]+ ]] ||
-	prefix=nswire-${BASH_REMATCH[0]}
-kernel=$("$top/scripts/kernel/debian-kernel.sh" "$rel") || die "no kernel $rel"
-make -s -C "$top" KDIR="$kdir" modules >/dev/null || die "module build failed"
-make -s -C "$top" userspace >/dev/null || die "provider build failed"
+suite_kernel nswire "${1:-}"
 
 share=$(run_dir "netns-$rel")
 read -r port_a port_b <<<"$(free_ports)"

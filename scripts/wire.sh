@@ -48,15 +48,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -z "$brief" ] || [ -z "$bench" ] || die "wire.sh: --brief or --bench, not both"
-default_kdir=$(make -s -C "$top" print-kdir)
-kdir=${1:-$default_kdir}
-rel=$(kdir_release "$kdir")
-prefix=wire
-[ "$kdir" -ef "$default_kdir" ] || [[ ! $rel =~ ^[0-9]+\.[0-9]+ ]] ||
-	prefix=wire-${BASH_REMATCH[0]}
-kernel=$("$top/scripts/kernel/debian-kernel.sh" "$rel") || die "no kernel $rel"
-make -s -C "$top" KDIR="$kdir" modules >/dev/null || die "module build failed"
-make -s -C "$top" userspace >/dev/null || die "provider build failed"
+suite_kernel wire "${1:-}"
 
 # A guest runs its 38 cases (16 on each of 2 pairs, 6 on the baseline) in
 # 15 to 20 minutes;

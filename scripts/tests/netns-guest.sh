@@ -172,7 +172,7 @@ run_case() {
 	perftest_line "$log.client" 2>/dev/null |
 		awk -v t="$result" '{ print t ": " $0 }' | figures
 	echo "$result: $((SECONDS - start)) s, sha sent $(($(counter sha tx_packets) - tx_a)), shb $(($(counter shb tx_packets) - tx_b))" | figures
-	if [ -z "$why" ]; then pass "$result"; else fail "$result" "$why"; fi
+	verdict "$result" "$why"
 }
 
 # Devices of two namespaces never meet by loopback, even with each
@@ -208,11 +208,7 @@ no_loopback() {
 		why="${why:+$why; }shb received packets"
 	tc -n nsb qdisc del dev vb ingress
 	cat "$out.client"
-	if [ -z "$why" ]; then
-		pass nswire/no-loopback-across-netns
-	else
-		fail nswire/no-loopback-across-netns "$why"
-	fi
+	verdict nswire/no-loopback-across-netns "$why"
 }
 
 # gid_index DEV ADDR: the index of ADDR's RoCE v2 GID in DEV's table.
@@ -278,7 +274,7 @@ vlan() {
 	ip -n nsb link del vb.7
 	echo "nswire/vlan: GID indexes $ia and $ib, va.7 sent $sent packets" |
 		figures
-	if [ -z "$why" ]; then pass nswire/vlan; else fail nswire/vlan "$why"; fi
+	verdict nswire/vlan "$why"
 }
 
 # active_mtu DEV MTU: DEV's port reports active MTU MTU.
@@ -300,7 +296,7 @@ mtu_flip() {
 mtu_change() {
 	local why='' during=(mtu_flip)
 	pingpong mtu 18521 1 1 "$server_addr" 10000
-	if [ -z "$why" ]; then pass nswire/mtu-change; else fail nswire/mtu-change "$why"; fi
+	verdict nswire/mtu-change "$why"
 }
 
 # remove_busy: sha's link deleted (from inside nsa) while an RC pingpong
@@ -320,19 +316,15 @@ remove_busy() {
 }
 
 busy_remove() {
-	local why='' during=(remove_busy) verdict='' pp_timeout=20
+	local why='' during=(remove_busy) bad='' pp_timeout=20
 	pingpong busy_remove 18522 1 1 "$server_addr" 1000000
 	# $why says how each side ended.
 	if [[ $why == *"remove_busy failed"* ]]; then
-		verdict="sha not removed within 10 s"
+		bad="sha not removed within 10 s"
 	elif [ -z "$why" ]; then
-		verdict="the pingpong ended well: it did not stream until the removal"
+		bad="the pingpong ended well: it did not stream until the removal"
 	fi
-	if [ -z "$verdict" ]; then
-		pass nswire/busy-remove
-	else
-		fail nswire/busy-remove "$verdict"
-	fi
+	verdict nswire/busy-remove "$bad"
 }
 
 # rdma_rxe binds UDP 4791 in the initial namespace only: it loads beside
@@ -350,7 +342,7 @@ beside_rxe() {
 		ip link del vx
 		wait_for 10 eval "! grep -q '^rdma_rxe ' /proc/modules || rmmod rdma_rxe"
 	fi
-	if [ -z "$why" ]; then pass nswire/beside-rxe; else fail nswire/beside-rxe "$why"; fi
+	verdict nswire/beside-rxe "$why"
 }
 
 gone() {
@@ -390,11 +382,7 @@ nic_returns() {
 			wait_for 30 test -e /sys/class/infiniband/shd/ports/1/gids/0 &&
 			rdma link delete shd || why="no new device on $nic"
 	fi
-	if [ -z "$why" ]; then
-		pass nswire/netns-end-nic-returns
-	else
-		fail nswire/netns-end-nic-returns "$why"
-	fi
+	verdict nswire/netns-end-nic-returns "$why"
 }
 
 # listed NS DEV: `rdma dev` in namespace NS (or the initial one, for -)
@@ -460,11 +448,7 @@ exclusive() {
 		why="${why:+$why; }a device outlived its namespace"
 	wait_for 30 rdma system set netns shared 2>/dev/null ||
 		why="${why:+$why; }back to shared mode refused"
-	if [ -z "$why" ]; then
-		pass nswire/exclusive-mode
-	else
-		fail nswire/exclusive-mode "$why"
-	fi
+	verdict nswire/exclusive-mode "$why"
 }
 
 # capture_start FILE: a wire case's traffic, as va sees it both ways,
