@@ -137,9 +137,20 @@ write_job() {
 # routing (_PRT) in an AML loop that the debug kernel (KASAN, lockdep) under
 # TCG does not finish within ACPI's 30 s loop limit, leaving virtio without
 # an interrupt and the boot hung; q35's routing table is static.
+#
+# tsc=reliable: the TSC is the guest's clocksource from boot to end.
+# Under TCG on a busy host, the clocksource watchdog finds the TSC skewed
+# against the HPET by tens of milliseconds (a vCPU was descheduled) and
+# marks it unstable; the kernel then patches its sched_clock static
+# branches with int3 breakpoints while the other vCPU runs, which TCG
+# gets wrong: Debian's 6.12 died of an int3 Oops in
+# sched_clock_idle_wakeup_event() at that moment (and of a double fault
+# in __kmalloc, its EFLAGS impossible, in another run that had switched
+# clocksource earlier).
 boot() {
 	local initrd=$1 cmdline
 	cmdline="console=ttyS0 loglevel=5 printk.time=1 panic=-1 kunit.enable=1"
+	cmdline+=" tsc=reliable"
 	cmdline+=" harness.init=$top/scripts/vm/guest.sh"
 	cmdline+=" harness.share=$share harness.run=$run $append"
 	# --foreground keeps QEMU in our process group, so that whoever kills
