@@ -63,14 +63,12 @@ void shca_av_set(struct shca_av *av, const struct shca_dev *dev,
 	av->attr.grh.sgid_attr = NULL;
 	av->sgid = attr->grh.sgid_attr->gid;
 	av->net_type = rdma_gid_attr_network_type(attr->grh.sgid_attr);
-	/* A RoCE GID's netdev is the device's own or a VLAN above it. */
-	rcu_read_lock();
-	ndev = rdma_read_gid_attr_ndev_rcu(attr->grh.sgid_attr);
-	av->ifindex = IS_ERR(ndev) ? dev->ndev->ifindex : ndev->ifindex;
-	rcu_read_unlock();
 	/* The generation first: a device leaving meanwhile invalidates. */
 	av->peer_gen = shca_dev_generation();
 	rcu_read_lock();
+	/* A RoCE GID's netdev is the device's own or a VLAN above it. */
+	ndev = rdma_read_gid_attr_ndev_rcu(attr->grh.sgid_attr);
+	av->ifindex = IS_ERR(ndev) ? dev->ndev->ifindex : ndev->ifindex;
 	av->peer = shca_dev_find_gid(dev, &attr->grh.dgid);
 	rcu_read_unlock();
 }
