@@ -262,15 +262,14 @@ static u64 shca_fz_drop(struct shca_fz *fz, enum shca_drop why)
 	       fz->cnt0[SHCA_CNT_DROP + why - 1];
 }
 
-/* Frames the header checks dropped, before any QP saw them. */
+/* Frames the checks on receipt dropped, before any QP saw them. */
 static u64 shca_fz_hdr_drops(struct shca_fz *fz)
 {
 	enum shca_drop why;
 	u64 n = 0;
 
-	for (why = SHCA_DROP_NONE + 1; why < SHCA_DROP_MAX; why++)
-		if (why != SHCA_DROP_REFUSED)
-			n += shca_fz_drop(fz, why);
+	for (why = SHCA_DROP_NONE + 1; why < SHCA_DROP_REFUSED; why++)
+		n += shca_fz_drop(fz, why);
 	return n;
 }
 

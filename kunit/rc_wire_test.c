@@ -496,6 +496,22 @@ static void shca_rcw_expect_msg(struct kunit *test, struct shca_rcw *w,
 		shca_rcw_expect_pkt(test, w, m, i, &f);
 }
 
+/* The device's counter @i (enum shca_counter), as `rdma statistic` reads it. */
+static s64 shca_rcw_counter(struct kunit *test, struct shca_rcw *w,
+			    unsigned int i)
+{
+	struct ib_device *ibdev = w->dp.fx->ibdev;
+	struct rdma_hw_stats *stats;
+	s64 n;
+
+	stats = shca_alloc_hw_port_stats(ibdev, SHCA_PORT);
+	KUNIT_ASSERT_NOT_NULL(test, stats);
+	shca_get_hw_stats(ibdev, stats, SHCA_PORT, 0);
+	n = stats->value[i];
+	rdma_free_hw_stats_struct(stats);
+	return n;
+}
+
 /* A ping: a SEND_ONLY with no payload for @epsn - 1, AckReq set. */
 static void shca_rcw_ping(struct kunit *test, struct shca_rcw *w, u32 epsn,
 			  struct shca_frame *f)
@@ -635,8 +651,8 @@ static void shca_rcw_resp_msg(struct kunit *test)
 
 /*
  * A lost MIDDLE: the next packet is NAKed (PSN sequence error, for the
- * lost PSN), the ones after it are not, and nothing is placed; the
- * message resent from the gap completes.
+ * lost PSN), the ones after it are not, and nothing is placed; each is
+ * counted as out of sequence.  The message resent from the gap completes.
  */
 static void shca_rcw_resp_gap(struct kunit *test)
 {
@@ -653,6 +669,7 @@ static void shca_rcw_resp_gap(struct kunit *test)
 	};
 	struct shca_frame f[4], lost[6];
 	struct ib_wc wc;
+	s64 oos, dup;
 
 	shca_dp_fill(src, len, 2);
 	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 3, dst, len), 0);
@@ -663,12 +680,20 @@ static void shca_rcw_resp_gap(struct kunit *test)
 	lost[3] = f[3];
 	lost[4] = f[2];
 	shca_rcw_ping(test, w, shca_rcw_rq(1), &lost[5]);
+	oos = shca_rcw_counter(test, w, SHCA_CNT_OUT_OF_SEQUENCE);
+	dup = shca_rcw_counter(test, w, SHCA_CNT_DUPLICATE_REQUEST);
 	shca_frame_inject(test, w->ndev, lost, 6);
 
 	shca_rcw_expect_aeth(test, w, SHCA_RCW_NAK(SHCA_RCW_NAK_SEQ),
 			     shca_rcw_rq(1), 0);
 	/* The ping's ACK: no second NAK came before it. */
 	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(0), 0);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w,
+					       SHCA_CNT_OUT_OF_SEQUENCE),
+			oos + 4);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w,
+					       SHCA_CNT_DUPLICATE_REQUEST),
+			dup + 1);
 	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
 	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_RTS);
 
@@ -685,6 +710,7 @@ static void shca_rcw_resp_gap(struct kunit *test)
  * acknowledged again, and consumes no second receive: the next SEND
  * gets it.  A duplicate that does not ask is acknowledged too: the
  * packet of the resent message that asked may have been lost again.
+ * Each duplicate packet is counted.
  */
 static void shca_rcw_resp_dup_send(struct kunit *test)
 {
@@ -700,6 +726,7 @@ static void shca_rcw_resp_dup_send(struct kunit *test)
 	};
 	struct shca_frame f[2], next;
 	struct ib_wc wc;
+	s64 dup;
 
 	shca_dp_fill(src, 400, 3);
 	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 1, dst, 400), 0);
@@ -711,6 +738,7 @@ static void shca_rcw_resp_dup_send(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 1, &wc), IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, wc.byte_len, 300);
 
+	dup = shca_rcw_counter(test, w, SHCA_CNT_DUPLICATE_REQUEST);
 	shca_frame_inject(test, w->ndev, f, 2);
 	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(1), 1);
 	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
@@ -720,6 +748,9 @@ static void shca_rcw_resp_dup_send(struct kunit *test)
 	shca_frame_inject(test, w->ndev, f, 1);
 	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(1), 1);
 	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w,
+					       SHCA_CNT_DUPLICATE_REQUEST),
+			dup + 3);
 
 	m.psn = shca_rcw_rq(2);
 	m.data = src + 300;
@@ -1468,7 +1499,8 @@ KUNIT_ARRAY_PARAM(shca_rcw_retry, shca_rcw_retries, shca_rcw_retry_desc);
 /*
  * Unanswered, a message is sent again, whole and with the same PSNs, a
  * local ACK timeout after the last time, retry_cnt times; then it
- * completes with RETRY_EXC_ERR, the QP in the error state.
+ * completes with RETRY_EXC_ERR, the QP in the error state.  Every timeout
+ * is counted, the last one too.
  */
 static void shca_rcw_req_timeout(struct kunit *test)
 {
@@ -1479,11 +1511,13 @@ static void shca_rcw_req_timeout(struct kunit *test)
 	struct shca_rcw *w;
 	struct ib_wc wc;
 	ktime_t start;
+	s64 timeouts;
 	u8 i;
 
 	o.timeout = SHCA_RCW_FAST;
 	o.retry_cnt = *retry;
 	w = shca_rcw_setup(test, &o);
+	timeouts = shca_rcw_counter(test, w, SHCA_CNT_LOCAL_ACK_TIMEOUT);
 	start = ktime_get();
 	shca_rcw_post(test, w, &m, 0x20);
 	for (i = 0; i <= *retry; i++) {
@@ -1495,12 +1529,15 @@ static void shca_rcw_req_timeout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x20, &wc),
 			IB_WC_RETRY_EXC_ERR);
 	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w,
+					       SHCA_CNT_LOCAL_ACK_TIMEOUT),
+			timeouts + *retry + 1);
 	shca_rcw_quiet(test, w);
 }
 
 /*
- * A PSN sequence NAK for the MIDDLE: the MIDDLE and the LAST are sent
- * again at once, and the ACK of the LAST completes the message.
+ * A PSN sequence NAK for the MIDDLE, counted: the MIDDLE and the LAST are
+ * sent again at once, and the ACK of the LAST completes the message.
  */
 static void shca_rcw_req_seq_nak(struct kunit *test)
 {
@@ -1508,7 +1545,9 @@ static void shca_rcw_req_seq_nak(struct kunit *test)
 	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, false,
 						 3 * SHCA_RCW_MTU);
 	struct ib_wc wc;
+	s64 naks;
 
+	naks = shca_rcw_counter(test, w, SHCA_CNT_SEQ_NAK_RCVD);
 	shca_rcw_post(test, w, &m, 0x30);
 	shca_rcw_expect_msg(test, w, &m, 0);
 	shca_rcw_answer(test, w, SHCA_RCW_NAK(SHCA_RCW_NAK_SEQ),
@@ -1516,6 +1555,8 @@ static void shca_rcw_req_seq_nak(struct kunit *test)
 	shca_rcw_expect_msg(test, w, &m, 1);
 	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(2));
 	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x30, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w, SHCA_CNT_SEQ_NAK_RCVD),
+			naks + 1);
 	shca_rcw_quiet(test, w);
 }
 
@@ -1806,7 +1847,8 @@ static void shca_rcw_req_atomic(struct kunit *test)
  * past its last, before its first and half the PSN space away, an atomic
  * acknowledgment and a READ response (it is neither), and a NAK from
  * another address.  The ACK after them completes it with success; the
- * stranger's packet is counted as refused.
+ * three for no PSN in flight are counted as stale, the stranger's packet
+ * as refused.
  */
 static void shca_rcw_req_hostile(struct kunit *test)
 {
@@ -1836,7 +1878,7 @@ static void shca_rcw_req_hostile(struct kunit *test)
 	};
 	struct shca_frame f[ARRAY_SIZE(pkts)];
 	struct ib_wc wc;
-	s64 refused;
+	s64 refused, stale;
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(pkts); i++)
@@ -1848,19 +1890,23 @@ static void shca_rcw_req_hostile(struct kunit *test)
 	shca_rcw_post(test, w, &m, 0x90);
 	shca_rcw_expect_msg(test, w, &m, 0);
 	refused = shca_frame_drops(test, w->dp.fx->ibdev, SHCA_DROP_REFUSED);
+	stale = shca_frame_drops(test, w->dp.fx->ibdev, SHCA_DROP_STALE);
 	shca_frame_inject(test, w->ndev, f, ARRAY_SIZE(f));
 	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x90, &wc), IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, shca_frame_drops(test, w->dp.fx->ibdev,
 					       SHCA_DROP_REFUSED),
 			refused + 1);
+	KUNIT_EXPECT_EQ(test, shca_frame_drops(test, w->dp.fx->ibdev,
+					       SHCA_DROP_STALE),
+			stale + 3);
 	shca_rcw_quiet(test, w);
 	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_RTS);
 }
 
 /*
- * Answers with nothing in flight: to an RC QP that sent nothing, and an
- * RC ACK to a UD QP (refused).  No completion, no state change, and the
- * RC QP's first message still has the first PSN.
+ * Answers with nothing in flight: to an RC QP that sent nothing (counted
+ * as stale), and an RC ACK to a UD QP (refused).  No completion, no state
+ * change, and the RC QP's first message still has the first PSN.
  */
 static void shca_rcw_req_idle(struct kunit *test)
 {
@@ -1888,7 +1934,7 @@ static void shca_rcw_req_idle(struct kunit *test)
 	struct shca_frame f[ARRAY_SIZE(pkts)];
 	int i, ud = ARRAY_SIZE(pkts) - 1;
 	struct ib_wc wc;
-	s64 refused;
+	s64 refused, stale;
 
 	shca_rcw_create(test, w, 1, IB_QPT_UD);
 	KUNIT_ASSERT_EQ(test, ib_modify_qp(w->dp.qp[1], &attr,
@@ -1906,11 +1952,15 @@ static void shca_rcw_req_idle(struct kunit *test)
 	pkts[ud].dqpn = w->dp.qp[1]->qp_num;
 	shca_frame_build(test, w->ndev, &w->gid, &pkts[ud], NULL, &f[ud]);
 	refused = shca_frame_drops(test, w->dp.fx->ibdev, SHCA_DROP_REFUSED);
+	stale = shca_frame_drops(test, w->dp.fx->ibdev, SHCA_DROP_STALE);
 	shca_frame_inject(test, w->ndev, f, ARRAY_SIZE(f));
 	KUNIT_EXPECT_EQ(test, shca_frame_wait_drops(test, w->dp.fx->ibdev,
 						    SHCA_DROP_REFUSED,
 						    refused + 1),
 			refused + 1);
+	KUNIT_EXPECT_EQ(test, shca_frame_wait_drops(test, w->dp.fx->ibdev,
+						    SHCA_DROP_STALE, stale + ud),
+			stale + ud);
 	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
 	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 1));
 	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_RTS);
@@ -2309,22 +2359,6 @@ static void shca_rcw_reset_race(struct kunit *test)
 }
 
 /* --- Duplicate READs and long READs -------------------------------- */
-
-/* The device's counter @i (enum shca_counter), as `rdma statistic` reads it. */
-static s64 shca_rcw_counter(struct kunit *test, struct shca_rcw *w,
-			    unsigned int i)
-{
-	struct ib_device *ibdev = w->dp.fx->ibdev;
-	struct rdma_hw_stats *stats;
-	s64 n;
-
-	stats = shca_alloc_hw_port_stats(ibdev, SHCA_PORT);
-	KUNIT_ASSERT_NOT_NULL(test, stats);
-	shca_get_hw_stats(ibdev, stats, SHCA_PORT, 0);
-	n = stats->value[i];
-	rdma_free_hw_stats_struct(stats);
-	return n;
-}
 
 /* A READ request for @len bytes at @va with @rkey, for PSN @psn. */
 static void shca_rcw_read_key(struct kunit *test, struct shca_rcw *w,

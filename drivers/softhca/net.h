@@ -18,13 +18,18 @@ struct shca_dev;
 struct shca_netns;
 
 /*
- * The device's counters: packets, then received packets dropped, by
- * reason (enum shca_drop, from SHCA_DROP_NONE + 1).
+ * The device's counters: packets, RC transport events (named as mlx5
+ * names them), then received packets dropped, by reason (enum shca_drop,
+ * from SHCA_DROP_NONE + 1).
  */
 enum shca_counter {
 	SHCA_CNT_RX_PACKETS,
 	SHCA_CNT_TX_PACKETS,
 	SHCA_CNT_TX_ERRORS,
+	SHCA_CNT_LOCAL_ACK_TIMEOUT,	/* no answer in time: a resend */
+	SHCA_CNT_SEQ_NAK_RCVD,		/* PSN sequence NAKs received */
+	SHCA_CNT_OUT_OF_SEQUENCE,	/* requests past the expected PSN */
+	SHCA_CNT_DUPLICATE_REQUEST,	/* requests before it */
 	SHCA_CNT_DROP,
 	SHCA_CNT_MAX = SHCA_CNT_DROP + SHCA_DROP_MAX - 1,
 };

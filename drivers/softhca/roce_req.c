@@ -269,6 +269,9 @@ enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg)
 		break;
 	default:
 		/* Nothing came within the timeout, or a gap showed. */
+		if (wr->verdict == SHCA_WIRE_NONE)
+			shca_count(to_shca_dev(qp->ibqp.device),
+				   SHCA_CNT_LOCAL_ACK_TIMEOUT);
 		if (!qp->req.retry_left) {
 			wr->inflight = false;
 			msg->status = IB_WC_RETRY_EXC_ERR;
@@ -354,6 +357,7 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt *pkt,
 			shca_req_answered(qp, shca_req_nak_status(value));
 			return;
 		}
+		shca_count(to_shca_dev(qp->ibqp.device), SHCA_CNT_SEQ_NAK_RCVD);
 		shca_req_progress(qp, pkt->psn);
 		shca_req_verdict(qp, SHCA_WIRE_RESEND);
 		return;
@@ -413,7 +417,8 @@ static bool shca_req_read_resp(struct shca_qp *qp, struct sk_buff *skb,
  * @data: its payload, in @skb
  *
  * An answer for no PSN of the WQE in flight (an old one, a duplicate) is
- * dropped; so is anything short of the packet the requester waits for.
+ * dropped, and counted; so is anything short of the packet the requester
+ * waits for.
  *
  * Context: the QP's engine.
  */
@@ -424,8 +429,10 @@ void shca_roce_req_rx(struct shca_qp *qp, struct sk_buff *skb,
 	u32 last = shca_psn_add(wr->first, wr->npsn - 1);
 
 	if (!wr->inflight || shca_psn_diff(pkt->psn, wr->una) < 0 ||
-	    shca_psn_diff(pkt->psn, last) > 0)
+	    shca_psn_diff(pkt->psn, last) > 0) {
+		shca_count_drop(to_shca_dev(qp->ibqp.device), SHCA_DROP_STALE);
 		goto consume;
+	}
 	switch (pkt->opcode) {
 	case SHCA_OPCODE(RC, ACKNOWLEDGE):
 		shca_req_aeth(qp, pkt, last);

@@ -655,6 +655,7 @@ static enum shca_rr shca_rr_execute(struct shca_qp *qp,
 bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 		       const void *data)
 {
+	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	struct shca_wire_resp *rs = &qp->resp;
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
@@ -666,12 +667,15 @@ bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 		return false;
 	d = shca_psn_diff(pkt->psn, rs->epsn);
 	if (d < 0) {
-		if (rc)
+		if (rc) {
+			shca_count(dev, SHCA_CNT_DUPLICATE_REQUEST);
 			shca_rr_duplicate(qp, pkt);
+		}
 		return true;
 	}
 	if (d > 0) {
 		if (rc) {
+			shca_count(dev, SHCA_CNT_OUT_OF_SEQUENCE);
 			if (!rs->nak_sent)
 				shca_rr_nak(qp, SHCA_AETH_NAK, SHCA_NAK_PSN_SEQ,
 					    rs->epsn);

@@ -151,7 +151,7 @@ static struct sk_buff *shca_roce_rx_dequeue(struct shca_qp *qp)
 }
 
 /**
- * shca_roce_rx_purge() - drop the packets queued on a QP
+ * shca_roce_rx_purge() - drop, and count, the packets queued on a QP
  * @qp: the QP, its engine stopped
  *
  * Context: any.
@@ -160,8 +160,11 @@ void shca_roce_rx_purge(struct shca_qp *qp)
 {
 	struct sk_buff *skb;
 
-	while ((skb = shca_roce_rx_dequeue(qp)))
+	while ((skb = shca_roce_rx_dequeue(qp))) {
+		shca_count_drop(to_shca_dev(qp->ibqp.device),
+				SHCA_DROP_PURGED);
 		kfree_skb(skb);
+	}
 }
 
 /**

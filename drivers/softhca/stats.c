@@ -16,6 +16,10 @@ static struct rdma_stat_desc shca_counter_descs[SHCA_CNT_MAX] = {
 	[SHCA_CNT_RX_PACKETS] = { .name = "rx_packets" },
 	[SHCA_CNT_TX_PACKETS] = { .name = "tx_packets" },
 	[SHCA_CNT_TX_ERRORS] = { .name = "tx_errors" },
+	[SHCA_CNT_LOCAL_ACK_TIMEOUT] = { .name = "local_ack_timeout_err" },
+	[SHCA_CNT_SEQ_NAK_RCVD] = { .name = "packet_seq_err" },
+	[SHCA_CNT_OUT_OF_SEQUENCE] = { .name = "out_of_sequence" },
+	[SHCA_CNT_DUPLICATE_REQUEST] = { .name = "duplicate_request" },
 };
 
 /* Context: module init, before any device exists. */

@@ -102,6 +102,8 @@ const char *const shca_drop_names[SHCA_DROP_MAX] = {
 	[SHCA_DROP_DUP_ATOMIC] = "rx_drop_dup_atomic",
 	[SHCA_DROP_LOOP_SRC] = "loop_drop_src",
 	[SHCA_DROP_LOOP_PSN] = "loop_drop_psn",
+	[SHCA_DROP_STALE] = "rx_drop_stale",
+	[SHCA_DROP_PURGED] = "rx_drop_purged",
 };
 EXPORT_SYMBOL_IF_KUNIT(shca_drop_names);
 

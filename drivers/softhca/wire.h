@@ -207,7 +207,9 @@ const struct shca_opcode_info *shca_opcode_lookup(u8 opcode);
 /*
  * Why shca_pkt_parse() refused a packet, or the receive path or loopback
  * dropped a message, one counter each; the names in shca_drop_names[]
- * are those counters' names.
+ * are those counters' names.  The reasons before SHCA_DROP_REFUSED are
+ * decided on receipt, before the packet is queued on its QP; the others
+ * by the QP's engine, later.
  */
 enum shca_drop {
 	SHCA_DROP_NONE,		/* accepted */
@@ -226,6 +228,8 @@ enum shca_drop {
 	SHCA_DROP_DUP_ATOMIC,	/* a duplicate atomic it forgot */
 	SHCA_DROP_LOOP_SRC,	/* loopback: not from the QP's peer */
 	SHCA_DROP_LOOP_PSN,	/* loopback: not the PSN the QP expects */
+	SHCA_DROP_STALE,	/* an answer for no PSN in flight: late, duplicate */
+	SHCA_DROP_PURGED,	/* queued, then purged as the QP was reset */
 	SHCA_DROP_MAX,
 };
 
