@@ -40,7 +40,7 @@ lint_shellcheck() {
 
 # W=1 and sparse (C=2 checks every file, not only rebuilt ones).
 lint_build() {
-	make -s KDIR="$1" modules W=1 C=2 2>&1 |
+	make -s -j"$(nproc)" KDIR="$1" modules W=1 C=2 2>&1 |
 		grep -E 'warning:|error:|ERROR|Error|sparse:'
 	return 0
 }

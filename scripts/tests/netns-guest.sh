@@ -14,6 +14,12 @@
 # NIC (run.sh --wire, a wire to nowhere), which the namespace lifecycle
 # case moves into a namespace and out.
 #
+# The same cases then run between softhca and rdma_rxe, both ways:
+# rdma_rxe binds in the initial namespace only, so rxe0 is there, on vr,
+# and softhca's shr in nsr, on vr's peer vs.  Each case's server is one
+# device and its client the other: nswire/softhca-rxe/NAME has its server
+# on softhca, nswire/rxe-softhca/NAME on rdma_rxe.
+#
 # Results are named nswire/...; netns.sh renames them for a kernel other
 # than the default.  SOFTHCA_NSWIRE_BRIEF=1 runs the brief tests only
 # (wire-cases.sh), the others reported as skipped.  SOFTHCA_NSWIRE_ONLY,
@@ -43,6 +49,8 @@ server_addr=10.74.0.1
 client_addr=10.74.0.2
 in_a=(ip netns exec nsa)
 in_b=(ip netns exec nsb)
+rxe_addr=10.78.0.1
+shr_addr=10.78.0.2
 
 # This run's figures (pingpong rates, perftest lines, counters), for
 # netns.sh to show.
@@ -67,6 +75,11 @@ counter() {
 	read -r v <"/sys/class/infiniband/$1/ports/1/hw_counters/$2" && echo "$v"
 }
 
+# sent DEV: the packets DEV sent, softhca's or rdma_rxe's.
+sent() {
+	if [[ $1 == rxe* ]]; then counter "$1" sent_pkts; else counter "$1" tx_packets; fi
+}
+
 # packets NS NIC: the packets NIC sent, in namespace NS.
 packets() {
 	ip -n "$1" -s -j link show dev "$2" |
@@ -89,13 +102,35 @@ setup() {
 		wait_for 30 gid_is shb 1 "$client_addr"
 }
 
+# The two devices a case runs between: its server's (srv_dev), in
+# namespace srv_ns, on the veth end srv_nic, at server_addr; its client's
+# (cli_*); the results' prefix under nswire/ (pair).  set_pair PAIR: the
+# softhca pair (sha in nsa, shb in nsb), or rdma_rxe's rxe0 (in the
+# initial namespace, named nsi) with softhca's shr (in nsr), either way.
+set_pair() {
+	case $1 in
+	softhca)
+		pair='' server_addr=10.74.0.1
+		srv_dev=sha srv_ns=nsa srv_nic=va cli_dev=shb cli_ns=nsb cli_nic=vb ;;
+	softhca-rxe)
+		pair=$1/ server_addr=$shr_addr
+		srv_dev=shr srv_ns=nsr srv_nic=vs cli_dev=rxe0 cli_ns=nsi cli_nic=vr ;;
+	rxe-softhca)
+		pair=$1/ server_addr=$rxe_addr
+		srv_dev=rxe0 srv_ns=nsi srv_nic=vr cli_dev=shr cli_ns=nsr cli_nic=vs ;;
+	esac
+}
+set_pair softhca
+
 # netem_on NETEM SPARE: NETEM on both ends' egress (see netem_add).
 netem_on() {
-	netem_add va "$1" "$2" -n nsa && netem_add vb "$1" "$2" -n nsb
+	netem_add "$srv_nic" "$1" "$2" -n "$srv_ns" &&
+		netem_add "$cli_nic" "$1" "$2" -n "$cli_ns"
 }
 
 netem_off() {
-	tc -n nsa qdisc del dev va root && tc -n nsb qdisc del dev vb root
+	tc -n "$srv_ns" qdisc del dev "$srv_nic" root &&
+		tc -n "$cli_ns" qdisc del dev "$cli_nic" root
 }
 
 # reap PID LOG: wait for a server whose client has ended, 20 s at most,
@@ -109,33 +144,35 @@ reap() {
 	wait "$1"
 }
 
-# run_case RUN NAME TEST [NETEM...]: TEST's server in nsa on sha, its
-# client in nsb on shb; RUN, if not empty, numbers a repeated case.
+# run_case RUN NAME TEST [NETEM...]: TEST's server on srv_dev, its client
+# on cli_dev (set_pair); RUN, if not empty, numbers a repeated case.
 run_case() {
-	local name=$2 test=$3 netem=${*:4} result=nswire/$2$1 log why=
-	local pid src crc tx_a tx_b pk_a start=$SECONDS
+	local name=$2 test=$3 netem=${*:4} result=nswire/$pair$2$1 log why=
+	local pid src crc tx_s tx_c pk_s start=$SECONDS
+	local in_srv=(ip netns exec "$srv_ns") in_cli=(ip netns exec "$cli_ns")
 	if [ -n "$brief" ] && [[ $wire_brief_tests != *" $name "* ]]; then
 		skip "$result" "not in the brief run; netns.sh without --brief runs it"
 		return
 	fi
-	log=$mydir/cases/$name$1
+	log=$mydir/cases/$pair$name$1
 	mkdir -p "${log%/*}"
 	echo "== $result${netem:+ (netem $netem)}"
-	tx_a=$(counter sha tx_packets) tx_b=$(counter shb tx_packets)
-	pk_a=$(packets nsa va)
+	tx_s=$(sent "$srv_dev") tx_c=$(sent "$cli_dev")
+	pk_s=$(packets "$srv_ns" "$srv_nic")
 	if [ -n "$netem" ] && ! netem_on "$netem" "$(spares_acks "$name" && echo 1)"; then
 		fail "$result" "netem setup"
 		return
 	fi
-	# Not netem's corrupted frames: they are malformed by design.
-	[[ $netem == *corrupt* ]] || capture_start "$log.pcapng"
-	side_cmd "$test" sha server
-	"${in_a[@]}" timeout "$run_timeout" stdbuf -oL -eL "${cmd[@]}" \
+	# Not netem's corrupted frames: they are malformed by design.  Not
+	# rdma_rxe's: the conformance checked is softhca's.
+	[[ $netem == *corrupt* ]] || [ -n "$pair" ] || capture_start "$log.pcapng"
+	side_cmd "$test" "$srv_dev" server
+	"${in_srv[@]}" timeout "$run_timeout" stdbuf -oL -eL "${cmd[@]}" \
 		>"$log.server" 2>&1 </dev/null &
 	pid=$!
-	if wait_for 30 listening "${in_a[@]}"; then
-		side_cmd "$test" shb client
-		"${in_b[@]}" timeout "$run_timeout" stdbuf -oL -eL "${cmd[@]}" \
+	if wait_for 30 listening "${in_srv[@]}"; then
+		side_cmd "$test" "$cli_dev" client
+		"${in_cli[@]}" timeout "$run_timeout" stdbuf -oL -eL "${cmd[@]}" \
 			>"$log.client" 2>&1 </dev/null
 		side_verdict "$test" "$log.client" $?
 		crc=$?
@@ -160,9 +197,9 @@ run_case() {
 	capture_stop
 	[ -z "$netem" ] || netem_off || why="${why:+$why; }netem teardown"
 	# The wire, not loopback: both devices and the veth sent.
-	if [ -z "$why" ] && { [ "$(counter sha tx_packets)" = "$tx_a" ] ||
-		[ "$(counter shb tx_packets)" = "$tx_b" ] ||
-		[ "$(packets nsa va)" = "$pk_a" ]; }; then
+	if [ -z "$why" ] && { [ "$(sent "$srv_dev")" = "$tx_s" ] ||
+		[ "$(sent "$cli_dev")" = "$tx_c" ] ||
+		[ "$(packets "$srv_ns" "$srv_nic")" = "$pk_s" ]; }; then
 		why="a device or the veth sent nothing: not over the wire"
 	fi
 	sed "s/^/server: /" "$log.server"
@@ -171,8 +208,61 @@ run_case() {
 		"$log.client" 2>/dev/null | figures
 	perftest_line "$log.client" 2>/dev/null |
 		awk -v t="$result" '{ print t ": " $0 }' | figures
-	echo "$result: $((SECONDS - start)) s, sha sent $(($(counter sha tx_packets) - tx_a)), shb $(($(counter shb tx_packets) - tx_b))" | figures
+	echo "$result: $((SECONDS - start)) s, $srv_dev sent $(($(sent "$srv_dev") - tx_s)), $cli_dev $(($(sent "$cli_dev") - tx_c))" | figures
+	if [ -n "$why" ]; then
+		echo "$result: $srv_dev counters:$(hw_counters "$srv_dev")"
+		echo "$result: $cli_dev counters:$(hw_counters "$cli_dev")"
+	fi | figures
 	verdict "$result" "$why"
+}
+
+# run_cases: the wire cases, between the pair of devices set_pair set.
+run_cases() {
+	local t i run
+	for t in "${wire_tests[@]}"; do
+		[ -z "$only" ] || [[ ${t%% *} =~ $only ]] || continue
+		for ((i = 1; i <= repeat; i++)); do
+			run=
+			[ "$repeat" = 1 ] || run=.$i
+			# shellcheck disable=SC2086 # NAME TEST [NETEM...]
+			run_case "$run" $t
+		done
+	done
+}
+
+# Interoperation with rdma_rxe: rxe0 on vr, in the initial namespace,
+# which nsi names so that every command runs the same way (ip netns exec
+# NS); softhca's shr on vr's peer vs, in nsr.
+interop_setup() {
+	modprobe rdma_rxe && ip netns attach nsi 1 && ip netns add nsr &&
+		ip link add vr type veth peer name vs netns nsr &&
+		ip addr add "$rxe_addr/24" dev vr && ip link set vr up &&
+		ip -n nsr addr add "$shr_addr/24" dev vs &&
+		ip -n nsr link set lo up && ip -n nsr link set vs up &&
+		rdma link add rxe0 type rxe netdev vr &&
+		ip netns exec nsr rdma link add shr type softhca netdev vs &&
+		wait_for 30 gid_is rxe0 1 "$rxe_addr" &&
+		wait_for 30 gid_is shr 1 "$shr_addr"
+}
+
+interop() {
+	local p
+	if ! interop_setup; then
+		fail nswire/interop-setup "rxe0 on vr, shr on vs in nsr"
+		return
+	fi
+	for p in softhca-rxe rxe-softhca; do
+		set_pair "$p"
+		run_cases
+	done
+	set_pair softhca
+	rdma link delete rxe0
+	ip netns del nsr
+	ip link del vr 2>/dev/null
+	ip netns del nsi
+	wait_for 20 gone shr ||
+		fail nswire/interop-teardown "shr outlived its namespace by 20 s"
+	wait_for 10 eval "! grep -q '^rdma_rxe ' /proc/modules || rmmod rdma_rxe"
 }
 
 # Devices of two namespaces never meet by loopback, even with each
@@ -522,7 +612,6 @@ bench() {
 }
 
 main() {
-	local t i run
 	if setup; then
 		pass nswire/link-add-in-netns
 	else
@@ -530,15 +619,8 @@ main() {
 		return 1
 	fi
 	rdma link show | figures
-	for t in "${wire_tests[@]}"; do
-		[ -z "$only" ] || [[ ${t%% *} =~ $only ]] || continue
-		for ((i = 1; i <= repeat; i++)); do
-			run=
-			[ "$repeat" = 1 ] || run=.$i
-			# shellcheck disable=SC2086 # NAME TEST [NETEM...]
-			run_case "$run" $t
-		done
-	done
+	run_cases
+	interop
 	no_loopback
 	vlan
 	mtu_change

@@ -178,16 +178,10 @@ dev_up() {
 }
 
 # evidence NAME TYPE NETEM: what the device and netem counted (the
-# device's non-zero hardware counters: rdma_rxe's retransmissions, NAKs,
-# duplicates; netem's drops), into the figures.  The counters are read
-# by the shell itself: under TCG a process costs tens of milliseconds,
-# and two cats a counter took 3.5 to 5 s of a case's 20.
+# device's non-zero hardware counters; netem's drops), into the figures.
 evidence() {
-	local f v counters=
-	for f in "/sys/class/infiniband/$(dev_name "$2")"/ports/1/hw_counters/*; do
-		[ -f "$f" ] && [ "${f##*/}" != lifespan ] && read -r v <"$f" &&
-			[ "$v" != 0 ] && counters+=" ${f##*/}=$v"
-	done
+	local counters
+	counters=$(hw_counters "$(dev_name "$2")")
 	echo "$1 $role counters:${counters:- none}" | figures
 	[ -z "$3" ] ||
 		tc -s qdisc show dev "$nic" | awk -v t="$1 $role netem" \
