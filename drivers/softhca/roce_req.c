@@ -430,6 +430,11 @@ void shca_roce_req_rx(struct shca_qp *qp, struct sk_buff *skb,
 
 	if (!wr->inflight || shca_psn_diff(pkt->psn, wr->una) < 0 ||
 	    shca_psn_diff(pkt->psn, last) > 0) {
+		ibdev_dbg_ratelimited(qp->ibqp.device,
+				      "QP %u: answer %#x dropped: %s %#x-%#x, una %#x\n",
+				      qp->ibqp.qp_num, pkt->psn,
+				      wr->inflight ? "in flight" : "done with",
+				      wr->first, last, wr->una);
 		shca_count_drop(to_shca_dev(qp->ibqp.device), SHCA_DROP_STALE);
 		goto consume;
 	}

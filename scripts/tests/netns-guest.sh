@@ -89,7 +89,7 @@ packets() {
 # The two namespaces, their veth, a device on each end, from inside.
 setup() {
 	modprobe -a ib_uverbs rdma_ucm udp_tunnel ip6_udp_tunnel &&
-		insmod "$ko" || return 1
+		insmod "$ko" dyndbg=+pt || return 1
 	ip netns add nsa && ip netns add nsb &&
 		ip link add va netns nsa type veth peer name vb netns nsb &&
 		ip -n nsa addr add "$server_addr/24" dev va &&
@@ -212,6 +212,7 @@ run_case() {
 	if [ -n "$why" ]; then
 		echo "$result: $srv_dev counters:$(hw_counters "$srv_dev")"
 		echo "$result: $cli_dev counters:$(hw_counters "$cli_dev")"
+		kernel_tail | tee "$log.kernel" >&2
 	fi | figures
 	verdict "$result" "$why"
 }

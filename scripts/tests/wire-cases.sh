@@ -220,6 +220,15 @@ hw_counters() {
 	echo "$line"
 }
 
+# kernel_tail: the kernel's last 40 messages of softhca's devices (sha,
+# shb, shr, softhca0, ...): what its ibdev_dbg lines say (the guests load
+# it with dyndbg=+pt) of dropped packets, stale answers and failed WQEs,
+# timed, for a failed case's timeline.
+kernel_tail() {
+	echo "softhca's last kernel messages:"
+	dmesg | grep -E 'infiniband (sh[a-z]|softhca)' | tail -n 40
+}
+
 # perftest_line LOG: the client's result line of a perftest run, the
 # first after the column headings that starts with the message size
 # (perftest may put a warning, "Correlation coefficient r^2: ... < 0.9",

@@ -169,7 +169,8 @@ dev_up() {
 	softhca)
 		unload rdma_rxe &&
 			modprobe -a ib_uverbs udp_tunnel ip6_udp_tunnel &&
-			{ grep -q '^softhca ' /proc/modules || insmod "$ko"; } ;;
+			{ grep -q '^softhca ' /proc/modules ||
+				insmod "$ko" dyndbg=+pt; } ;;
 	*) false ;;
 	esac || return 1
 	rdma link add "$dev" type "$1" netdev "$nic" &&
@@ -305,6 +306,7 @@ round() {
 	side_verdict "$2" "$4" $?
 	rc=$?
 	[[ $2 != rping* ]] || rping_end "$1" "$4"
+	[ "$rc" = 0 ] || kernel_tail >>"$4"
 	mine=$rc
 	echo "$role: ${cmd[*]}: exit $rc"
 }
