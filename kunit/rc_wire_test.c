@@ -1500,7 +1500,7 @@ KUNIT_ARRAY_PARAM(shca_rcw_retry, shca_rcw_retries, shca_rcw_retry_desc);
  * Unanswered, a message is sent again, whole and with the same PSNs, a
  * local ACK timeout after the last time, retry_cnt times; then it
  * completes with RETRY_EXC_ERR, the QP in the error state.  Every timeout
- * is counted, the last one too.
+ * is counted, the last one too, and every packet resent.
  */
 static void shca_rcw_req_timeout(struct kunit *test)
 {
@@ -1511,13 +1511,14 @@ static void shca_rcw_req_timeout(struct kunit *test)
 	struct shca_rcw *w;
 	struct ib_wc wc;
 	ktime_t start;
-	s64 timeouts;
+	s64 timeouts, resent;
 	u8 i;
 
 	o.timeout = SHCA_RCW_FAST;
 	o.retry_cnt = *retry;
 	w = shca_rcw_setup(test, &o);
 	timeouts = shca_rcw_counter(test, w, SHCA_CNT_LOCAL_ACK_TIMEOUT);
+	resent = shca_rcw_counter(test, w, SHCA_CNT_RESENT_TIMEOUT);
 	start = ktime_get();
 	shca_rcw_post(test, w, &m, 0x20);
 	for (i = 0; i <= *retry; i++) {
@@ -1532,12 +1533,16 @@ static void shca_rcw_req_timeout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w,
 					       SHCA_CNT_LOCAL_ACK_TIMEOUT),
 			timeouts + *retry + 1);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w,
+					       SHCA_CNT_RESENT_TIMEOUT),
+			resent + *retry * shca_rcw_npkts(w, m.len));
 	shca_rcw_quiet(test, w);
 }
 
 /*
  * A PSN sequence NAK for the MIDDLE, counted: the MIDDLE and the LAST are
- * sent again at once, and the ACK of the LAST completes the message.
+ * sent again at once (two packets resent), and the ACK of the LAST
+ * completes the message.
  */
 static void shca_rcw_req_seq_nak(struct kunit *test)
 {
@@ -1545,9 +1550,10 @@ static void shca_rcw_req_seq_nak(struct kunit *test)
 	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, false,
 						 3 * SHCA_RCW_MTU);
 	struct ib_wc wc;
-	s64 naks;
+	s64 naks, resent;
 
 	naks = shca_rcw_counter(test, w, SHCA_CNT_SEQ_NAK_RCVD);
+	resent = shca_rcw_counter(test, w, SHCA_CNT_RESENT_SEQ);
 	shca_rcw_post(test, w, &m, 0x30);
 	shca_rcw_expect_msg(test, w, &m, 0);
 	shca_rcw_answer(test, w, SHCA_RCW_NAK(SHCA_RCW_NAK_SEQ),
@@ -1557,6 +1563,8 @@ static void shca_rcw_req_seq_nak(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x30, &wc), IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w, SHCA_CNT_SEQ_NAK_RCVD),
 			naks + 1);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w, SHCA_CNT_RESENT_SEQ),
+			resent + 2);
 	shca_rcw_quiet(test, w);
 }
 
@@ -1576,7 +1584,8 @@ KUNIT_ARRAY_PARAM(shca_rcw_rnr, shca_rcw_rnr_retries, shca_rcw_rnr_desc);
 
 /*
  * An RNR NAK for the FIRST: the message is sent again, not before the
- * NAK's timer ran out, and completes when acknowledged; with rnr_retry 0
+ * NAK's timer ran out (its two packets counted as resent for an RNR),
+ * and completes when acknowledged; with rnr_retry 0
  * it completes with RNR_RETRY_EXC_ERR instead.
  */
 static void shca_rcw_req_rnr(struct kunit *test)
@@ -1588,10 +1597,12 @@ static void shca_rcw_req_rnr(struct kunit *test)
 	struct shca_rcw *w;
 	struct ib_wc wc;
 	ktime_t nak;
+	s64 resent;
 
 	o.timeout = SHCA_RCW_SLOW;
 	o.rnr_retry = *retry;
 	w = shca_rcw_setup(test, &o);
+	resent = shca_rcw_counter(test, w, SHCA_CNT_RESENT_RNR);
 	shca_rcw_post(test, w, &m, 0x40);
 	shca_rcw_expect_msg(test, w, &m, 0);
 	nak = ktime_get();
@@ -1610,6 +1621,8 @@ static void shca_rcw_req_rnr(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
 	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(1));
 	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x40, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w, SHCA_CNT_RESENT_RNR),
+			resent + 2);
 	shca_rcw_quiet(test, w);
 }
 
@@ -1729,7 +1742,8 @@ static void shca_rcw_req_read(struct kunit *test)
 /*
  * The MIDDLE READ response lost: the LAST tells, and a READ request for
  * the rest goes out with the MIDDLE's PSN, its address one MTU on and
- * its length one MTU less; its responses complete the READ.
+ * its length one MTU less (one packet resent for a gap); its responses
+ * complete the READ.
  */
 static void shca_rcw_req_read_gap(struct kunit *test)
 {
@@ -1739,8 +1753,10 @@ static void shca_rcw_req_read_gap(struct kunit *test)
 						    700);
 	struct shca_frame f[3], gap[2];
 	struct ib_wc wc;
+	s64 resent;
 
 	shca_dp_fill(remote, 700, 9);
+	resent = shca_rcw_counter(test, w, SHCA_CNT_RESENT_SEQ);
 	shca_rcw_post_read(test, w, local, 700, 0x70);
 	shca_rcw_expect_read_req(test, w, shca_rcw_sq(0), 0, 700);
 	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, f), 3);
@@ -1750,6 +1766,8 @@ static void shca_rcw_req_read_gap(struct kunit *test)
 	shca_rcw_expect_read_req(test, w, shca_rcw_sq(1), SHCA_RCW_MTU,
 				 700 - SHCA_RCW_MTU);
 	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w, SHCA_CNT_RESENT_SEQ),
+			resent + 1);
 
 	m.psn = shca_rcw_sq(1);
 	m.data = remote + SHCA_RCW_MTU;

@@ -30,6 +30,9 @@ enum shca_counter {
 	SHCA_CNT_SEQ_NAK_RCVD,		/* PSN sequence NAKs received */
 	SHCA_CNT_OUT_OF_SEQUENCE,	/* requests past the expected PSN */
 	SHCA_CNT_DUPLICATE_REQUEST,	/* requests before it */
+	SHCA_CNT_RESENT_TIMEOUT,	/* packets resent: after a timeout, */
+	SHCA_CNT_RESENT_SEQ,		/* a sequence NAK or READ gap, */
+	SHCA_CNT_RESENT_RNR,		/* an RNR NAK */
 	SHCA_CNT_DROP,
 	SHCA_CNT_MAX = SHCA_CNT_DROP + SHCA_DROP_MAX - 1,
 };
@@ -46,6 +49,7 @@ unsigned int shca_net_headroom(const struct shca_dev *dev,
 
 void shca_stats_init(void);
 void shca_count(struct shca_dev *dev, enum shca_counter counter);
+void shca_count_add(struct shca_dev *dev, enum shca_counter counter, u64 n);
 void shca_count_drop(struct shca_dev *dev, enum shca_drop reason);
 
 struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -177,11 +177,26 @@ static int shca_req_transmit(struct shca_qp *qp, struct shca_msg *msg)
 	return ret == -EFAULT ? ret : 0;
 }
 
-/* (Re)sends from una and waits for the answer. */
-static enum shca_tx shca_req_resend(struct shca_qp *qp, struct shca_msg *msg)
+/* The packets a (re)send from una takes. */
+static u32 shca_req_npkts(const struct shca_wire_req *wr)
+{
+	if (wr->wr_opcode == IB_WR_RDMA_READ || shca_req_atomic(wr->wr_opcode))
+		return 1;
+	return wr->npsn - shca_psn_diff(wr->una, wr->first);
+}
+
+/*
+ * (Re)sends from una and waits for the answer; a resend's packets are
+ * counted by its cause, @why (SHCA_CNT_MAX for the first send).
+ */
+static enum shca_tx shca_req_resend(struct shca_qp *qp, struct shca_msg *msg,
+				    enum shca_counter why)
 {
 	struct shca_wire_req *wr = &qp->req.wire;
 
+	if (why != SHCA_CNT_MAX)
+		shca_count_add(to_shca_dev(qp->ibqp.device), why,
+			       shca_req_npkts(wr));
 	wr->verdict = SHCA_WIRE_NONE;
 	wr->gap = false;
 	if (!shca_req_transmit(qp, msg))
@@ -207,7 +222,7 @@ static enum shca_tx shca_req_start(struct shca_qp *qp, struct shca_msg *msg)
 		return SHCA_TX_DONE;
 	}
 	wr->inflight = true;
-	return shca_req_resend(qp, msg);
+	return shca_req_resend(qp, msg, SHCA_CNT_MAX);
 }
 
 /* Places the READ responses received since the last run. */
@@ -248,6 +263,7 @@ static void shca_req_place(struct shca_qp *qp, struct shca_msg *msg)
 enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg)
 {
 	struct shca_wire_req *wr = &qp->req.wire;
+	enum shca_counter why = SHCA_CNT_RESENT_SEQ;
 
 	if (!wr->inflight)
 		return shca_req_start(qp, msg);
@@ -266,12 +282,15 @@ enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg)
 		wr->verdict = SHCA_WIRE_NONE;
 		return SHCA_TX_PENDING;
 	case SHCA_WIRE_RNR_WAITED:
+		why = SHCA_CNT_RESENT_RNR;
 		break;
 	default:
 		/* Nothing came within the timeout, or a gap showed. */
-		if (wr->verdict == SHCA_WIRE_NONE)
+		if (wr->verdict == SHCA_WIRE_NONE) {
 			shca_count(to_shca_dev(qp->ibqp.device),
 				   SHCA_CNT_LOCAL_ACK_TIMEOUT);
+			why = SHCA_CNT_RESENT_TIMEOUT;
+		}
 		if (!qp->req.retry_left) {
 			wr->inflight = false;
 			msg->status = IB_WC_RETRY_EXC_ERR;
@@ -280,7 +299,7 @@ enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg)
 		qp->req.retry_left--;
 		break;
 	}
-	return shca_req_resend(qp, msg);
+	return shca_req_resend(qp, msg, why);
 }
 
 /*

@@ -20,6 +20,9 @@ static struct rdma_stat_desc shca_counter_descs[SHCA_CNT_MAX] = {
 	[SHCA_CNT_SEQ_NAK_RCVD] = { .name = "packet_seq_err" },
 	[SHCA_CNT_OUT_OF_SEQUENCE] = { .name = "out_of_sequence" },
 	[SHCA_CNT_DUPLICATE_REQUEST] = { .name = "duplicate_request" },
+	[SHCA_CNT_RESENT_TIMEOUT] = { .name = "tx_resent_timeout" },
+	[SHCA_CNT_RESENT_SEQ] = { .name = "tx_resent_seq" },
+	[SHCA_CNT_RESENT_RNR] = { .name = "tx_resent_rnr" },
 };
 
 /* Context: module init, before any device exists. */
@@ -36,6 +39,12 @@ void shca_stats_init(void)
 void shca_count(struct shca_dev *dev, enum shca_counter counter)
 {
 	atomic64_inc(&dev->counters[counter]);
+}
+
+/* Context: any. */
+void shca_count_add(struct shca_dev *dev, enum shca_counter counter, u64 n)
+{
+	atomic64_add(n, &dev->counters[counter]);
 }
 
 /* Context: any. */
