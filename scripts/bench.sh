@@ -234,6 +234,26 @@ printf '%s\n' "${lines[@]}"
 [ -z "$siw_missing" ] ||
 	say "bench: siw gave no figure for$siw_missing (its perftest runs failed; see the debug kernel's log)"
 
+# gate: each ratio of scripts/bench-floors against its bound, a result
+# each (bench/floor-FIGURE).  A figure that came out with no ratio fails
+# too.
+gate() {
+	local name bound_kind bound r
+	while read -r name bound_kind bound _; do
+		r=$(printf '%s\n' "${lines[@]}" | awk -v n="BENCH $name" \
+			'index($0, n " ") == 1 { for (i = 3; i <= NF; i++)
+				if ($i ~ /^ratio=/) { sub(/^ratio=/, "", $i); print $i } }')
+		if ! [[ $r =~ ^[0-9.]+$ ]]; then
+			fail "bench/floor-$name" "no ratio (${r:-no figure})"
+		elif awk -v r="$r" -v b="$bound" -v k="$bound_kind" \
+			'BEGIN { exit !(k == "min" ? r >= b : r <= b) }'; then
+			pass "bench/floor-$name" "ratio $r, $bound_kind $bound"
+		else
+			fail "bench/floor-$name" "ratio $r, $bound_kind $bound: a regression against rdma_rxe, or a very busy host"
+		fi
+	done < <(sed 's/#.*//' "$top/scripts/bench-floors" | awk 'NF')
+}
+
 ok=0
 [ "$rc_debian" = 0 ] && [ "$rc_debug" = 0 ] && [ "$missing" = 0 ] &&
 	[ "$rc_wire" = 0 ] && [ "$rc_netns" = 0 ] || ok=1
@@ -244,5 +264,6 @@ if [ -n "$smoke" ]; then
 		fail bench/smoke "harness exits $rc_debian and $rc_debug," \
 			"$missing figures missing; see the logs above"
 	fi
+	gate
 fi
 exit $ok
