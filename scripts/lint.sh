@@ -38,9 +38,17 @@ lint_shellcheck() {
 	return 0
 }
 
+# lint_dir KDIR: the build directory of the lint's build for KDIR, apart
+# from the one the suites use (build/<release>): a build with other flags
+# there would have the next suite's build compile everything again.
+lint_dir() {
+	echo "$top/build/lint-$(kdir_release "$1")"
+}
+
 # W=1 and sparse (C=2 checks every file, not only rebuilt ones).
 lint_build() {
-	make -s -j"$(nproc)" KDIR="$1" modules W=1 C=2 2>&1 |
+	make -s -j"$(nproc)" KDIR="$1" BUILD="$(lint_dir "$1")" modules \
+		W=1 C=2 2>&1 |
 		grep -E 'warning:|error:|ERROR|Error|sparse:'
 	return 0
 }
@@ -48,7 +56,7 @@ lint_build() {
 # The layering (docs/layers.md), from the objects of the build before.
 lint_layers() {
 	"$top/scripts/layers.py" "$top/docs/layers.md" \
-		"$top/build/$(kdir_release "$1")/drivers/softhca" |
+		"$(lint_dir "$1")/drivers/softhca" |
 		grep -v '^layers: .* 0 errors$'
 	return 0
 }
