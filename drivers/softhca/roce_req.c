@@ -185,18 +185,11 @@ static u32 shca_req_npkts(const struct shca_wire_req *wr)
 	return wr->npsn - shca_psn_diff(wr->una, wr->first);
 }
 
-/*
- * (Re)sends from una and waits for the answer; a resend's packets are
- * counted by its cause, @why (SHCA_CNT_MAX for the first send).
- */
-static enum shca_tx shca_req_resend(struct shca_qp *qp, struct shca_msg *msg,
-				    enum shca_counter why)
+/* (Re)sends from una and waits for the answer. */
+static enum shca_tx shca_req_resend(struct shca_qp *qp, struct shca_msg *msg)
 {
 	struct shca_wire_req *wr = &qp->req.wire;
 
-	if (why != SHCA_CNT_MAX)
-		shca_count_add(to_shca_dev(qp->ibqp.device), why,
-			       shca_req_npkts(wr));
 	wr->verdict = SHCA_WIRE_NONE;
 	wr->gap = false;
 	if (!shca_req_transmit(qp, msg))
@@ -222,7 +215,7 @@ static enum shca_tx shca_req_start(struct shca_qp *qp, struct shca_msg *msg)
 		return SHCA_TX_DONE;
 	}
 	wr->inflight = true;
-	return shca_req_resend(qp, msg, SHCA_CNT_MAX);
+	return shca_req_resend(qp, msg);
 }
 
 /* Places the READ responses received since the last run. */
@@ -299,7 +292,9 @@ enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg)
 		qp->req.retry_left--;
 		break;
 	}
-	return shca_req_resend(qp, msg, why);
+	/* The packets resent, counted by the cause. */
+	shca_count_add(to_shca_dev(qp->ibqp.device), why, shca_req_npkts(wr));
+	return shca_req_resend(qp, msg);
 }
 
 /*
