@@ -45,7 +45,6 @@ mydir=$(dirname "${SOFTHCA_RESULTS:?SOFTHCA_RESULTS names the results file}")
 brief=${SOFTHCA_NSWIRE_BRIEF:-}
 only=${SOFTHCA_NSWIRE_ONLY:-}
 repeat=${SOFTHCA_NSWIRE_REPEAT:-1}
-server_addr=10.74.0.1
 client_addr=10.74.0.2
 in_a=(ip netns exec nsa)
 in_b=(ip netns exec nsb)
@@ -110,7 +109,7 @@ setup() {
 set_pair() {
 	case $1 in
 	softhca)
-		pair='' server_addr=10.74.0.1
+		pair='' server_addr=10.74.0.1	# sha's; client_addr is shb's
 		srv_dev=sha srv_ns=nsa srv_nic=va cli_dev=shb cli_ns=nsb cli_nic=vb ;;
 	softhca-rxe)
 		pair=$1/ server_addr=$shr_addr
@@ -258,8 +257,7 @@ interop() {
 	done
 	set_pair softhca
 	rdma link delete rxe0
-	ip netns del nsr
-	ip link del vr 2>/dev/null
+	ip netns del nsr	# vs with it, and so its peer vr
 	ip netns del nsi
 	wait_for 20 gone shr ||
 		fail nswire/interop-teardown "shr outlived its namespace by 20 s"
