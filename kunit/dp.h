@@ -21,6 +21,7 @@ struct shca_dp_opts {
 	u8 min_rnr_timer;
 	u8 timeout;
 	u8 retry_cnt;
+	u8 max_rd_atomic;		/* RC requesters; 0: 16 */
 	u32 depth;			/* WRs per work queue, CQEs per CQ */
 	bool srq;			/* receives through one SRQ */
 	enum ib_sig_type sig;

@@ -30,8 +30,14 @@
  * NAK names, and completes with the status an error NAK names; places
  * READ responses, asks again for what a gap in them lost, and completes
  * an atomic with the value its acknowledgment carries.  Answers for no
- * PSN of the message in flight, of the wrong kind, from a stranger, or
- * for a QP with nothing in flight change nothing.
+ * PSN in flight, of the wrong kind, from a stranger, or for a QP with
+ * nothing in flight change nothing.
+ *
+ * The requester keeps a window of messages in flight: they leave back to
+ * back; coalesced ACKs, and answers that imply one, complete them in
+ * order; the loss of any packet of a window resends from it on; a timeout
+ * resends from the first unacknowledged PSN; READs and atomics stay
+ * within max_rd_atomic, and a fenced WQE waits for them.
  *
  * A few cases connect with a 1024-byte path MTU instead, for roce_tx.c's
  * zero copy: payloads of 512 bytes or more leave as page fragments, of
@@ -132,6 +138,7 @@ struct shca_rcw {
 	union ib_gid gid;		/* the device's GID 0 */
 	u32 qpn;
 	u32 mtu;			/* the path MTU */
+	u32 depth;			/* QP 0's send queue; 0: 16 */
 	enum ib_event_type event;	/* the QP's last affiliated event */
 	struct task_struct *storm;	/* a thread injecting frames, if any */
 };
@@ -296,7 +303,7 @@ static void shca_rcw_connect(struct kunit *test, struct shca_rcw *w,
 	attr.timeout = o->timeout;
 	attr.retry_cnt = o->retry_cnt;
 	attr.rnr_retry = o->rnr_retry;
-	attr.max_rd_atomic = 16;
+	attr.max_rd_atomic = o->max_rd_atomic ?: 16;
 	mask = IB_QP_STATE | IB_QP_SQ_PSN;
 	if (rc)
 		mask |= IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
@@ -312,7 +319,7 @@ static void shca_rcw_create(struct kunit *test, struct shca_rcw *w, int i,
 		.event_handler = shca_rcw_event,
 		.qp_context = w,
 		.cap = {
-			.max_send_wr = 16,
+			.max_send_wr = w->depth ?: 16,
 			.max_recv_wr = 16,
 			.max_send_sge = SHCA_MAX_SGE,
 			.max_recv_sge = 1,
@@ -1991,6 +1998,327 @@ static void shca_rcw_req_idle(struct kunit *test)
 	shca_rcw_quiet(test, w);
 }
 
+/* --- The requester's window ---------------------------------------- */
+
+/* Messages of the window cases: two packets each, from sq_psn on. */
+#define SHCA_RCW_WIN 4
+#define SHCA_RCW_WIN_PKTS (2 * SHCA_RCW_WIN)
+#define SHCA_RCW_WIN_ID 0x100
+
+/* SENDs and WRITEs in turn, of two packets each, posted in a row. */
+static void shca_rcw_win_post(struct kunit *test, struct shca_rcw *w,
+			      struct shca_rcw_msg *m)
+{
+	int i;
+
+	for (i = 0; i < SHCA_RCW_WIN; i++) {
+		m[i] = shca_rcw_req_msg(test, IB_QPT_RC, i & 1,
+					2 * SHCA_RCW_MTU - 7 * i);
+		m[i].psn = shca_rcw_sq(2 * i);
+		shca_rcw_post(test, w, &m[i], SHCA_RCW_WIN_ID + i);
+	}
+}
+
+/* Every message of the window leaves, none waiting for an answer. */
+static void shca_rcw_win_sent(struct kunit *test, struct shca_rcw *w,
+			      const struct shca_rcw_msg *m)
+{
+	int i;
+
+	for (i = 0; i < SHCA_RCW_WIN; i++)
+		shca_rcw_expect_msg(test, w, &m[i], 0);
+}
+
+/*
+ * Messages @from to @to - 1 complete with success, in order, and no more
+ * (the run that completed them would have completed the next too).
+ */
+static void shca_rcw_win_done(struct kunit *test, struct shca_rcw *w,
+			      int from, int to)
+{
+	struct ib_wc wc;
+	int i;
+
+	for (i = from; i < to; i++) {
+		KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, SHCA_RCW_WIN_ID + i,
+						  &wc), IB_WC_SUCCESS);
+		KUNIT_EXPECT_EQ(test, wc.byte_len, 2 * SHCA_RCW_MTU - 7 * i);
+	}
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+}
+
+/*
+ * Four messages leave back to back, before any answer: the QP keeps them
+ * in flight.  An ACK of the second's last PSN completes the first two
+ * (coalesced: the first was not acknowledged on its own), an ACK of the
+ * fourth's the rest, each in order.
+ */
+static void shca_rcw_win_stream(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_rcw_msg m[SHCA_RCW_WIN];
+
+	shca_rcw_win_post(test, w, m);
+	shca_rcw_win_sent(test, w, m);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(3));
+	shca_rcw_win_done(test, w, 0, 2);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(7));
+	shca_rcw_win_done(test, w, 2, SHCA_RCW_WIN);
+	shca_rcw_quiet(test, w);
+}
+
+/*
+ * A send queue of 64 keeps a window of 32 messages: 40 SENDs of a packet
+ * posted, 32 leave and the rest wait; the ACK of the 32nd completes the
+ * 32, each WQE as posted, and lets the rest leave.
+ */
+#define SHCA_RCW_FULL 40
+
+static void shca_rcw_win_full(struct kunit *test)
+{
+	struct shca_rcw_msg *m = shca_rcw_buf(test, SHCA_RCW_FULL * sizeof(*m));
+	struct shca_rcw *w;
+	struct ib_wc wc;
+	int i;
+
+	shca_rcw.depth = 64;
+	w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	for (i = 0; i < SHCA_RCW_FULL; i++) {
+		m[i] = shca_rcw_req_msg(test, IB_QPT_RC, false, 8 + i);
+		m[i].psn = shca_rcw_sq(i);
+		shca_rcw_post(test, w, &m[i], 0x500 + i);
+	}
+	for (i = 0; i < 32; i++)
+		shca_rcw_expect_msg(test, w, &m[i], 0);
+	shca_rcw_quiet(test, w);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(31));
+	for (i = 0; i < 32; i++) {
+		KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x500 + i, &wc),
+				IB_WC_SUCCESS);
+		KUNIT_EXPECT_EQ(test, wc.byte_len, 8 + i);
+	}
+	for (; i < SHCA_RCW_FULL; i++)
+		shca_rcw_expect_msg(test, w, &m[i], 0);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK,
+			shca_rcw_sq(SHCA_RCW_FULL - 1));
+	for (i = 32; i < SHCA_RCW_FULL; i++)
+		KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x500 + i, &wc),
+				IB_WC_SUCCESS);
+	shca_rcw_quiet(test, w);
+}
+
+static const u8 shca_rcw_win_losses[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+
+static void shca_rcw_loss_desc(const u8 *lost, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "packet %u of %u lost", *lost,
+		 SHCA_RCW_WIN_PKTS);
+}
+
+KUNIT_ARRAY_PARAM(shca_rcw_win_loss, shca_rcw_win_losses, shca_rcw_loss_desc);
+
+/*
+ * Any one packet of the window lost: the peer's sequence NAK names it.
+ * The messages before it complete at once (the NAK acknowledges what
+ * precedes it); everything from the lost packet on is sent again, in
+ * order (go-back-N), and counted; the ACK of the last completes the rest.
+ */
+static void shca_rcw_win_loss(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	u32 lost = *(const u8 *)test->param_value, i;
+	struct shca_rcw_msg m[SHCA_RCW_WIN];
+	s64 resent;
+
+	resent = shca_rcw_counter(test, w, SHCA_CNT_RESENT_SEQ);
+	shca_rcw_win_post(test, w, m);
+	shca_rcw_win_sent(test, w, m);
+	shca_rcw_answer(test, w, SHCA_RCW_NAK(SHCA_RCW_NAK_SEQ),
+			shca_rcw_sq(lost));
+	for (i = lost / 2; i < SHCA_RCW_WIN; i++)
+		shca_rcw_expect_msg(test, w, &m[i], i == lost / 2 ? lost % 2 : 0);
+	shca_rcw_win_done(test, w, 0, lost / 2);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w, SHCA_CNT_RESENT_SEQ),
+			resent + SHCA_RCW_WIN_PKTS - lost);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(7));
+	shca_rcw_win_done(test, w, lost / 2, SHCA_RCW_WIN);
+	shca_rcw_quiet(test, w);
+}
+
+/*
+ * The window's tail lost, and no NAK: an ACK in the middle of the third
+ * message completes two and moves una; the local ACK timeout then sends
+ * again what follows it (three packets), once, and counts it.
+ */
+static void shca_rcw_win_timeout(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_FAST);
+	struct shca_rcw_msg m[SHCA_RCW_WIN];
+	s64 timeouts, resent;
+
+	timeouts = shca_rcw_counter(test, w, SHCA_CNT_LOCAL_ACK_TIMEOUT);
+	resent = shca_rcw_counter(test, w, SHCA_CNT_RESENT_TIMEOUT);
+	shca_rcw_win_post(test, w, m);
+	shca_rcw_win_sent(test, w, m);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(4));
+	shca_rcw_win_done(test, w, 0, 2);
+	shca_rcw_expect_msg(test, w, &m[2], 1);
+	shca_rcw_expect_msg(test, w, &m[3], 0);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(7));
+	shca_rcw_win_done(test, w, 2, SHCA_RCW_WIN);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w,
+					       SHCA_CNT_LOCAL_ACK_TIMEOUT),
+			timeouts + 1);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w,
+					       SHCA_CNT_RESENT_TIMEOUT),
+			resent + 3);
+	shca_rcw_quiet(test, w);
+}
+
+/* The READ responses for @len bytes of @remote at PSN @psn, injected. */
+static void shca_rcw_win_read_resp(struct kunit *test, struct shca_rcw *w,
+				   u32 psn, const u8 *remote, u32 len)
+{
+	struct shca_rcw_msg r = shca_rcw_read_resps(psn, remote, len);
+	struct shca_frame f[2];
+
+	shca_frame_inject(test, w->ndev, f, shca_rcw_segment(test, w, &r, f));
+}
+
+/*
+ * With max_rd_atomic 2, three READs and a SEND posted: two READs leave,
+ * and nothing else until the first is answered; then the third, and the
+ * SEND behind it.  Each READ places its own bytes; all four complete in
+ * order.
+ */
+static void shca_rcw_win_rd_atomic(struct kunit *test)
+{
+	struct shca_dp_opts o = shca_dp_rc;
+	struct shca_rcw_msg send;
+	u8 *local[3], *remote[3];
+	struct shca_rcw *w;
+	struct ib_wc wc;
+	int i;
+
+	o.timeout = SHCA_RCW_SLOW;
+	o.max_rd_atomic = 2;
+	w = shca_rcw_setup(test, &o);
+	send = shca_rcw_req_msg(test, IB_QPT_RC, false, 100);
+	send.psn = shca_rcw_sq(3);
+	for (i = 0; i < 3; i++) {
+		local[i] = shca_rcw_buf(test, 100);
+		remote[i] = shca_rcw_buf(test, 100);
+		shca_dp_fill(remote[i], 100, 20 + i);
+		shca_rcw_post_read(test, w, local[i], 100, 0x200 + i);
+	}
+	shca_rcw_post(test, w, &send, 0x203);
+	shca_rcw_expect_read_req(test, w, shca_rcw_sq(0), 0, 100);
+	shca_rcw_expect_read_req(test, w, shca_rcw_sq(1), 0, 100);
+	shca_rcw_quiet(test, w);
+
+	shca_rcw_win_read_resp(test, w, shca_rcw_sq(0), remote[0], 100);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x200, &wc), IB_WC_SUCCESS);
+	shca_rcw_expect_read_req(test, w, shca_rcw_sq(2), 0, 100);
+	shca_rcw_expect_msg(test, w, &send, 0);
+	shca_rcw_win_read_resp(test, w, shca_rcw_sq(1), remote[1], 100);
+	shca_rcw_win_read_resp(test, w, shca_rcw_sq(2), remote[2], 100);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(3));
+	for (i = 1; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x200 + i, &wc),
+				IB_WC_SUCCESS);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, memcmp(local[i], remote[i], 100), 0);
+	shca_rcw_quiet(test, w);
+}
+
+/*
+ * A fenced SEND behind a READ waits for the READ's responses; a SEND
+ * that is not fenced would not (shca_rcw_win_rd_atomic).
+ */
+static void shca_rcw_win_fence(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_rcw_msg send = shca_rcw_req_msg(test, IB_QPT_RC, false,
+						    100);
+	u8 *local = shca_rcw_buf(test, 100), *remote = shca_rcw_buf(test, 100);
+	struct ib_sge sge = shca_dp_sge(&w->dp, (void *)send.data, send.len);
+	struct ib_send_wr wr = {
+		.wr_id = 0x301,
+		.opcode = IB_WR_SEND,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.send_flags = IB_SEND_SIGNALED | IB_SEND_FENCE,
+	};
+	struct ib_wc wc;
+
+	shca_dp_fill(remote, 100, 30);
+	send.psn = shca_rcw_sq(1);
+	shca_rcw_post_read(test, w, local, 100, 0x300);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_send(&w->dp, 0, &wr), 0);
+	shca_rcw_expect_read_req(test, w, shca_rcw_sq(0), 0, 100);
+	shca_rcw_quiet(test, w);
+	shca_rcw_win_read_resp(test, w, shca_rcw_sq(0), remote, 100);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x300, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, memcmp(local, remote, 100), 0);
+	shca_rcw_expect_msg(test, w, &send, 0);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(1));
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x301, &wc), IB_WC_SUCCESS);
+	shca_rcw_quiet(test, w);
+}
+
+/*
+ * A SEND, a READ and a SEND in flight.  With @lost false the peer sends
+ * the READ's response (which acknowledges the first SEND: the responder
+ * answers in order) and an ACK of the last SEND: all three complete, in
+ * order.  With @lost true the READ's response is lost, and the ACK of
+ * the last SEND tells: the READ is asked for again, and the SEND behind
+ * it sent again (go-back-N), before all three complete.
+ */
+static void shca_rcw_win_mixed(struct kunit *test, bool lost)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_rcw_msg s0 = shca_rcw_req_msg(test, IB_QPT_RC, false, 50);
+	struct shca_rcw_msg s2 = shca_rcw_req_msg(test, IB_QPT_RC, true, 60);
+	u8 *local = shca_rcw_buf(test, 100), *remote = shca_rcw_buf(test, 100);
+	struct ib_wc wc;
+
+	shca_dp_fill(remote, 100, 40);
+	s2.psn = shca_rcw_sq(2);
+	shca_rcw_post(test, w, &s0, 0x400);
+	shca_rcw_post_read(test, w, local, 100, 0x401);
+	shca_rcw_post(test, w, &s2, 0x402);
+	shca_rcw_expect_msg(test, w, &s0, 0);
+	shca_rcw_expect_read_req(test, w, shca_rcw_sq(1), 0, 100);
+	shca_rcw_expect_msg(test, w, &s2, 0);
+	if (lost) {
+		shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(2));
+		KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x400, &wc),
+				IB_WC_SUCCESS);
+		shca_rcw_expect_read_req(test, w, shca_rcw_sq(1), 0, 100);
+		shca_rcw_expect_msg(test, w, &s2, 0);
+	}
+	shca_rcw_win_read_resp(test, w, shca_rcw_sq(1), remote, 100);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(2));
+	if (!lost)
+		KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x400, &wc),
+				IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x401, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, memcmp(local, remote, 100), 0);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x402, &wc), IB_WC_SUCCESS);
+	shca_rcw_quiet(test, w);
+}
+
+static void shca_rcw_win_implied(struct kunit *test)
+{
+	shca_rcw_win_mixed(test, false);
+}
+
+static void shca_rcw_win_read_lost(struct kunit *test)
+{
+	shca_rcw_win_mixed(test, true);
+}
+
 /* --- A WQE in flight whose ring slot is rewritten ---------------- */
 
 /* How the slot of a WQE the engine has taken is rewritten. */
@@ -2658,6 +2986,14 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE_PARAM(shca_rcw_req_atomic, shca_rcw_atomic_gen_params),
 	KUNIT_CASE(shca_rcw_req_hostile),
 	KUNIT_CASE(shca_rcw_req_idle),
+	KUNIT_CASE(shca_rcw_win_stream),
+	KUNIT_CASE(shca_rcw_win_full),
+	KUNIT_CASE_PARAM(shca_rcw_win_loss, shca_rcw_win_loss_gen_params),
+	KUNIT_CASE(shca_rcw_win_timeout),
+	KUNIT_CASE(shca_rcw_win_rd_atomic),
+	KUNIT_CASE(shca_rcw_win_fence),
+	KUNIT_CASE(shca_rcw_win_implied),
+	KUNIT_CASE(shca_rcw_win_read_lost),
 	KUNIT_CASE_PARAM(shca_rcw_req_ring_rewrite, shca_rcw_ring_gen_params),
 	KUNIT_CASE(shca_rcw_reset_drops),
 	KUNIT_CASE(shca_rcw_reset_race),

@@ -35,6 +35,14 @@
  * SHCA_ENGINE_BUDGET bytes (a WQE is never split), then requeues itself
  * behind the other QPs' work.
  *
+ * The window.  A WQE is copied out of the ring when the engine takes it
+ * (struct shca_req).  Loopback executes it there and then.  An RC message
+ * on the wire stays in the QP's window until its answer comes, and the
+ * engine takes the next WQEs meanwhile, as long as the wire requester
+ * (roce_req.c) has room for them; each run first acts on what the wire
+ * said of the window (resends, an RNR wait, READ responses to place),
+ * then completes its answered WQEs in order, from the head of the ring.
+ *
  * Completions go to the CQ ring (shca_cq_push()), whose notification is
  * deferred to shca_wq: no consumer handler runs in this context, nor in
  * any post.
@@ -53,6 +61,9 @@
 #include "transport.h"
 
 #define SHCA_ENGINE_BATCH 64
+
+/* Messages an RC QP keeps in flight on the wire, at most. */
+#define SHCA_ENGINE_WINDOW 32
 
 /* rnr_retry and rnr_left: retry an RNR for ever. */
 #define SHCA_RNR_RETRY_FOREVER 7
@@ -88,8 +99,9 @@ void shca_engine_destroy(void)
 
 /* What the requester makes of one WQE. */
 enum shca_step {
-	SHCA_STEP_DONE,		/* completed successfully */
+	SHCA_STEP_DONE,		/* completed successfully, or in the window */
 	SHCA_STEP_WAIT,		/* retry when the timer fires */
+	SHCA_STEP_BLOCKED,	/* not taken: wait for the window's answers */
 	SHCA_STEP_ERROR,	/* completed in error: the QP left RTS */
 };
 
@@ -270,9 +282,29 @@ static enum ib_wc_status shca_req_atomic_result(struct shca_sgl *payload,
 	       IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 }
 
+/*
+ * Builds a WQE's message from the engine's copy: its payload (released
+ * by the caller in any case), its fields, its path.
+ */
+static enum ib_wc_status shca_req_build(struct shca_qp *qp,
+					struct shca_swqe *w,
+					struct shca_msg *msg,
+					struct shca_sgl *payload,
+					struct shca_av *av)
+{
+	enum ib_wc_status status;
+
+	status = shca_req_payload(qp, w, payload);
+	if (status != IB_WC_SUCCESS)
+		return status;
+	shca_req_msg(qp, w, msg, payload);
+	return shca_req_dest(qp, w, msg, av);
+}
+
 /* Builds the message, hands it to the transport, reads the verdict. */
 static enum shca_tx shca_req_transport(struct shca_qp *qp,
 				       struct shca_swqe *w,
+				       struct shca_wire_slot *ws,
 				       struct shca_req_result *res)
 {
 	struct shca_sgl payload;
@@ -280,18 +312,18 @@ static enum shca_tx shca_req_transport(struct shca_qp *qp,
 	struct shca_av av;
 	enum shca_tx tx = SHCA_TX_DONE;
 
-	res->status = shca_req_payload(qp, w, &payload);
+	res->status = shca_req_build(qp, w, &msg, &payload, &av);
 	if (res->status != IB_WC_SUCCESS)
 		goto out_release;
-	shca_req_msg(qp, w, &msg, &payload);
 	res->byte_len = msg.len;
-	res->status = shca_req_dest(qp, w, &msg, &av);
-	if (res->status != IB_WC_SUCCESS)
-		goto out_release;
+	msg.slot = ws;
 
-	tx = shca_loop_send(qp, &msg);
+	/* Behind messages on the wire, a message follows them there. */
+	tx = qp->req.taken ? SHCA_TX_REMOTE : shca_loop_send(qp, &msg);
 	if (tx == SHCA_TX_REMOTE)
 		tx = shca_roce_send(qp, &msg);
+	if (tx == SHCA_TX_PENDING || tx == SHCA_TX_BLOCKED)
+		goto out_release;
 	/* Unreliable services are not told what became of a message. */
 	if (tx != SHCA_TX_DONE && msg.qp_type != IB_QPT_RC) {
 		tx = SHCA_TX_DONE;
@@ -307,20 +339,23 @@ out_release:
 	return tx;
 }
 
+/* A retry wait is over, or the window's local ACK timeout passed. */
 static enum hrtimer_restart shca_req_timer(struct hrtimer *timer)
 {
 	struct shca_qp *qp = container_of(timer, struct shca_qp, req.timer);
 
-	WRITE_ONCE(qp->req.waiting, false);
+	if (READ_ONCE(qp->req.waiting))
+		WRITE_ONCE(qp->req.waiting, false);
+	else
+		WRITE_ONCE(qp->req.expired, true);
 	queue_work(qp->engine_wq, &qp->work);
 	return HRTIMER_NORESTART;
 }
 
 /*
  * The responder answered RNR, or nothing answered: wait and retry, until
- * the QP's retry counts run out.  A message on the wire waits for its
- * answer, or for the local ACK timeout (then the transport resends and
- * counts the retry).  A local ACK timeout of 0 waits for ever.
+ * the QP's retry counts run out.  A local ACK timeout of 0 waits for
+ * ever.
  */
 static enum shca_step shca_req_wait(struct shca_qp *qp, enum shca_tx tx,
 				    struct shca_req_result *res)
@@ -329,9 +364,7 @@ static enum shca_step shca_req_wait(struct shca_qp *qp, enum shca_tx tx,
 	u8 timeout = READ_ONCE(qp->attr.timeout);
 	u64 ns;
 
-	if (tx == SHCA_TX_PENDING) {
-		ns = 4096ULL << timeout;
-	} else if (tx == SHCA_TX_RNR) {
+	if (tx == SHCA_TX_RNR) {
 		res->status = IB_WC_RNR_RETRY_EXC_ERR;
 		if (!req->rnr_left)
 			return SHCA_STEP_ERROR;
@@ -345,6 +378,8 @@ static enum shca_step shca_req_wait(struct shca_qp *qp, enum shca_tx tx,
 		req->retry_left--;
 		ns = 4096ULL << timeout;
 	}
+	/* The window's ACK timer, which must not end this wait. */
+	hrtimer_cancel(&req->timer);
 	WRITE_ONCE(req->waiting, true);
 	if (tx == SHCA_TX_RNR || timeout)
 		hrtimer_start(&req->timer, ns_to_ktime(ns),
@@ -370,84 +405,256 @@ static void shca_req_complete(struct shca_qp *qp, const struct shca_swqe *w,
 }
 
 /*
- * The WQE at the head of the send queue, copied out of the ring when the
- * engine first takes it (see struct shca_req), and its retry counts.
+ * The next WQE of the send queue, after those in the window, copied out
+ * of the ring when the engine first takes it (see struct shca_req); its
+ * retry counts, unless it joins a window's.
  */
-static struct shca_swqe *shca_req_head(struct shca_qp *qp)
+static struct shca_swqe *shca_req_take(struct shca_qp *qp)
 {
 	struct shca_queue *q = &qp->sq.queue;
 	struct shca_req *req = &qp->req;
+	struct shca_swqe *w = shca_req_wqe(qp, req->taken);
 
-	if (req->started)
-		return &req->wqe;
-	memcpy(&req->wqe, shca_queue_entry(q, q->cons),
-	       min_t(u32, q->entry_size, sizeof(req->wqe)));
-	req->rnr_left = READ_ONCE(qp->attr.rnr_retry);
-	req->retry_left = READ_ONCE(qp->attr.retry_cnt);
-	req->started = true;
-	return &req->wqe;
+	if (req->held)
+		return w;
+	memcpy(w, shca_queue_entry(q, q->cons + req->taken), req->wqe_size);
+	if (!req->taken) {
+		req->rnr_left = READ_ONCE(qp->attr.rnr_retry);
+		req->retry_left = READ_ONCE(qp->attr.retry_cnt);
+	}
+	req->held = true;
+	return w;
 }
 
 /*
- * The head WQE is done with: its slot is freed, and the next run takes
- * the next one.  What a consumer may do on seeing the completion holds
- * before it is pushed: the slot is free for a repost.
+ * The WQE at the head of the send queue is done with: its slot is freed,
+ * and it completes.  What a consumer may do on seeing the completion
+ * holds before it is pushed: the slot is free for a repost.
  */
-static void shca_req_retire(struct shca_qp *qp)
+static enum shca_step shca_req_finish(struct shca_qp *qp,
+				      const struct shca_swqe *w,
+				      const struct shca_req_result *res)
 {
-	qp->req.started = false;
-	shca_roce_req_reset(qp);
 	shca_queue_consumed(&qp->sq.queue, 1);
+	/* After an error the QP is in its error state before the completion. */
+	if (res->status != IB_WC_SUCCESS) {
+		ibdev_dbg_ratelimited(qp->ibqp.device, "QP %u: WQE %#llx: %s\n",
+				      qp->ibqp.qp_num, w->hdr.wr_id,
+				      ib_wc_status_msg(res->status));
+		shca_qp_error(qp, qp->ibqp.qp_type == IB_QPT_RC ? IB_QPS_ERR :
+				  IB_QPS_SQE);
+	}
+	shca_req_complete(qp, w, res);
+	return res->status == IB_WC_SUCCESS ? SHCA_STEP_DONE : SHCA_STEP_ERROR;
 }
 
-/* Executes the WQE at the head of the send queue. */
+/*
+ * A WQE that completes at once behind messages on the wire (in error:
+ * a bad WQE, or memory that went away) joins the window answered, so
+ * that it completes in its turn.
+ */
+static void shca_req_join(struct shca_qp *qp, const struct shca_swqe *w,
+			  const struct shca_req_result *res)
+{
+	*shca_req_ws(qp, qp->req.taken) = (struct shca_wire_slot){
+		.first = qp->req.psn,
+		.len = res->byte_len,
+		.wr_opcode = w->hdr.opcode,
+		.answered = true,
+		.status = res->status,
+	};
+	qp->req.held = false;
+	qp->req.taken++;
+}
+
+/* Executes the next WQE of the send queue, or sends it into the window. */
 static enum shca_step shca_req_one(struct shca_qp *qp, u32 *bytes)
 {
-	struct shca_swqe *w = shca_req_head(qp);
 	struct shca_req_result res = {};
 	enum shca_step step = SHCA_STEP_DONE;
+	struct shca_swqe *w;
 	enum shca_tx tx;
 
+	/* A full window's next slot is its head's. */
+	if (qp->req.taken == qp->req.win)
+		return SHCA_STEP_BLOCKED;
+	w = shca_req_take(qp);
 	if (!shca_swqe_ok(qp, w)) {
 		res.status = IB_WC_LOC_QP_OP_ERR;
 	} else if (w->hdr.opcode == IB_WR_REG_MR ||
 		   w->hdr.opcode == IB_WR_LOCAL_INV) {
+		/* Executed once the messages before it are answered. */
+		if (qp->req.taken) {
+			qp->req.held = false;
+			return SHCA_STEP_BLOCKED;
+		}
 		res.status = shca_req_local(qp, w);
 	} else {
-		tx = shca_req_transport(qp, w, &res);
-		if (tx != SHCA_TX_DONE)
+		tx = shca_req_transport(qp, w, shca_req_ws(qp, qp->req.taken),
+					&res);
+		*bytes = res.byte_len;
+		switch (tx) {
+		case SHCA_TX_PENDING:
+			qp->req.held = false;
+			qp->req.taken++;
+			return SHCA_STEP_DONE;
+		case SHCA_TX_BLOCKED:
+			/* Copied again when there is room: its counts too. */
+			qp->req.held = false;
+			return SHCA_STEP_BLOCKED;
+		case SHCA_TX_DONE:
+			break;
+		default:
 			step = shca_req_wait(qp, tx, &res);
-		if (step == SHCA_STEP_WAIT)
-			return step;
+			if (step == SHCA_STEP_WAIT)
+				return step;
+			break;
+		}
 	}
 
-	*bytes = res.byte_len;
-	shca_req_retire(qp);
-	/* After an error the QP is in its error state before the completion. */
-	if (res.status != IB_WC_SUCCESS) {
-		ibdev_dbg_ratelimited(qp->ibqp.device, "QP %u: WQE %#llx: %s\n",
-				      qp->ibqp.qp_num, w->hdr.wr_id,
-				      ib_wc_status_msg(res.status));
-		shca_qp_error(qp, qp->ibqp.qp_type == IB_QPT_RC ? IB_QPS_ERR :
-				  IB_QPS_SQE);
+	if (qp->req.taken) {
+		shca_req_join(qp, w, &res);
+		return SHCA_STEP_DONE;
 	}
-	shca_req_complete(qp, w, &res);
-	return res.status == IB_WC_SUCCESS ? SHCA_STEP_DONE : SHCA_STEP_ERROR;
+	*bytes = res.byte_len;
+	qp->req.held = false;
+	return shca_req_finish(qp, w, &res);
+}
+
+/* Writes a completed atomic's original value to its local SGEs. */
+static enum ib_wc_status shca_req_atomic_done(struct shca_qp *qp,
+					      struct shca_swqe *w, u64 orig)
+{
+	enum ib_wc_status status;
+	struct shca_sgl payload;
+
+	status = shca_req_payload(qp, w, &payload);
+	if (status == IB_WC_SUCCESS)
+		status = shca_req_atomic_result(&payload, orig);
+	shca_sgl_release(&payload);
+	return status;
+}
+
+/* A message of the window needs this run: it is built again for it. */
+static void shca_req_service(struct shca_qp *qp, u32 i, bool resend)
+{
+	struct shca_wire_slot *ws = shca_req_ws(qp, i);
+	unsigned int need = shca_roce_req_need(qp, ws, resend);
+	enum ib_wc_status status;
+	struct shca_sgl payload;
+	struct shca_msg msg;
+	struct shca_av av;
+
+	if (!need)
+		return;
+	status = shca_req_build(qp, shca_req_wqe(qp, i), &msg, &payload, &av);
+	if (status == IB_WC_SUCCESS)
+		shca_roce_req_service(qp, ws, &msg, need);
+	else
+		shca_roce_req_fail(qp, ws, status);
+	shca_sgl_release(&payload);
+}
+
+/* Completes the window's answered messages, in order, from its head. */
+static enum shca_step shca_req_retire(struct shca_qp *qp)
+{
+	struct shca_req_result res;
+	struct shca_wire_slot *ws;
+	struct shca_swqe *w;
+
+	while (qp->req.taken) {
+		ws = shca_req_ws(qp, 0);
+		w = shca_req_wqe(qp, 0);
+		if (!ws->answered)
+			return SHCA_STEP_DONE;
+		res = (struct shca_req_result){
+			.status = ws->status,
+			.byte_len = ws->len,
+		};
+		if (res.status == IB_WC_SUCCESS && shca_op_atomic(w->hdr.opcode))
+			res.status = shca_req_atomic_done(qp, w,
+							  ws->atomic_orig);
+		qp->req.taken--;
+		if (shca_req_finish(qp, w, &res) == SHCA_STEP_ERROR)
+			return SHCA_STEP_ERROR;
+	}
+	shca_roce_req_reset(qp);
+	return SHCA_STEP_DONE;
 }
 
 /*
- * The QP went to its error state with the head WQE taken (on the wire,
- * or waiting for a retry): it is flushed as the engine took it, not as
- * its ring slot may read now.
+ * The window's messages: acts on what the wire said of them (a resend,
+ * an RNR wait), places READ responses, completes those answered.
  */
-static void shca_req_flush_head(struct shca_qp *qp)
+static enum shca_step shca_req_window(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+	bool expired = READ_ONCE(req->expired);
+	struct shca_req_result res = {};
+	enum shca_wire_act act;
+	u32 i;
+
+	if (expired)
+		WRITE_ONCE(req->expired, false);
+	act = shca_roce_req_act(qp, expired, &res.rnr_timer);
+	if (act == SHCA_WIRE_ACT_RNR) {
+		if (shca_req_wait(qp, SHCA_TX_RNR, &res) == SHCA_STEP_WAIT)
+			return SHCA_STEP_WAIT;
+		shca_roce_req_fail(qp, NULL, res.status);
+	}
+	for (i = 0; i < req->taken; i++)
+		shca_req_service(qp, i, act == SHCA_WIRE_ACT_RESEND);
+	return shca_req_retire(qp);
+}
+
+/*
+ * The local ACK timer runs while the window has a message not answered,
+ * from the last progress: a run that moved una restarts it.
+ */
+static void shca_req_arm(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+	u8 timeout = READ_ONCE(qp->attr.timeout);
+
+	if (READ_ONCE(req->waiting))
+		return;
+	if (!req->taken || !shca_roce_req_busy(qp)) {
+		/* Nothing to time: a timeout that fired meanwhile is void. */
+		if (hrtimer_active(&req->timer))
+			hrtimer_cancel(&req->timer);
+		WRITE_ONCE(req->expired, false);
+		return;
+	}
+	if (!timeout ||
+	    (hrtimer_active(&req->timer) && req->wire.armed == req->wire.una))
+		return;
+	req->wire.armed = req->wire.una;
+	hrtimer_start(&req->timer, ns_to_ktime(4096ULL << timeout),
+		      HRTIMER_MODE_REL_SOFT);
+}
+
+/*
+ * The QP went to its error state with WQEs taken (in the window, or held
+ * for a retry): they are flushed as the engine took them, not as their
+ * ring slots may read now.
+ */
+static void shca_req_flush_taken(struct shca_qp *qp)
 {
 	struct shca_req_result res = { .status = IB_WC_WR_FLUSH_ERR };
+	struct shca_req *req = &qp->req;
+	struct shca_swqe *w;
 
-	if (!qp->req.started)
-		return;
-	shca_req_retire(qp);
-	shca_req_complete(qp, &qp->req.wqe, &res);
+	hrtimer_try_to_cancel(&req->timer);
+	while (req->taken || req->held) {
+		w = shca_req_wqe(qp, 0);
+		if (req->taken)
+			req->taken--;
+		else
+			req->held = false;
+		shca_queue_consumed(&qp->sq.queue, 1);
+		shca_req_complete(qp, w, &res);
+	}
+	shca_roce_req_reset(qp);
 }
 
 /*
@@ -458,11 +665,22 @@ static bool shca_req_run(struct shca_qp *qp)
 {
 	u32 budget = SHCA_ENGINE_BUDGET, bytes;
 	struct shca_queue *q = &qp->sq.queue;
+	bool more = true;
 	unsigned int n;
 
 	if (READ_ONCE(qp->req.waiting))
 		return false;
 	shca_queue_wake(q);
+	if (qp->req.taken) {
+		switch (shca_req_window(qp)) {
+		case SHCA_STEP_WAIT:
+			return false;
+		case SHCA_STEP_ERROR:
+			return true;
+		default:
+			break;
+		}
+	}
 	for (n = 0; n < SHCA_ENGINE_BATCH; n++) {
 		if (READ_ONCE(qp->state) != IB_QPS_RTS)
 			return true;
@@ -470,22 +688,30 @@ static bool shca_req_run(struct shca_qp *qp)
 			shca_qp_fatal(qp);
 			return true;
 		}
-		if (!shca_queue_pending(q) && !shca_queue_sleep(q))
-			return false;
+		if (shca_queue_pending(q) <= qp->req.taken &&
+		    !shca_queue_sleep(q, qp->req.taken)) {
+			more = false;
+			break;
+		}
 		bytes = 0;
 		switch (shca_req_one(qp, &bytes)) {
 		case SHCA_STEP_WAIT:
 			return false;
 		case SHCA_STEP_ERROR:
 			return true;
+		case SHCA_STEP_BLOCKED:
+			/* The window's answers run the engine again. */
+			shca_req_arm(qp);
+			return false;
 		case SHCA_STEP_DONE:
 			break;
 		}
 		if (bytes >= budget)
-			return true;
+			break;
 		budget -= bytes;
 	}
-	return true;
+	shca_req_arm(qp);
+	return more;
 }
 
 /* One run: a batch of the send queue, or of a flush.  Return: run again. */
@@ -498,7 +724,7 @@ static bool shca_engine_run(struct shca_qp *qp)
 	case IB_QPS_SQE:
 		return shca_qp_flush(qp, false);
 	case IB_QPS_ERR:
-		shca_req_flush_head(qp);
+		shca_req_flush_taken(qp);
 		shca_roce_resp_flush(qp);
 		return shca_qp_flush(qp, true);
 	default:
@@ -527,8 +753,34 @@ static void shca_qp_rx_work(struct work_struct *work)
 	shca_qp_run(container_of(work, struct shca_qp, rx_work));
 }
 
-void shca_engine_qp_init(struct shca_qp *qp, bool user)
+/**
+ * shca_engine_qp_init() - a new QP's engine
+ * @qp: the QP, its send queue made
+ * @user: its consumer is a process
+ * @gfp: for the copies of the WQEs it takes
+ *
+ * An RC QP takes up to SHCA_ENGINE_WINDOW WQEs (its send queue's depth,
+ * if less) into the wire's window; any other QP one at a time.  A copy
+ * is as large as the ring's entries, which the QP's max_send_sge and
+ * max_inline_data size.
+ *
+ * Context: process context.
+ * Return: 0 or -ENOMEM.
+ */
+int shca_engine_qp_init(struct shca_qp *qp, bool user, gfp_t gfp)
 {
+	struct shca_req *req = &qp->req;
+	u32 win = 1;
+
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		win = min_t(u32, qp->sq.queue.num, SHCA_ENGINE_WINDOW);
+	req->wqe_size = min_t(u32, qp->sq.queue.entry_size,
+			      sizeof(struct shca_swqe));
+	req->msgs = kcalloc(win, sizeof(*req->msgs) + req->wqe_size, gfp);
+	if (!req->msgs)
+		return -ENOMEM;
+	req->wqes = req->msgs + win;
+	req->win = win;
 	qp->engine_wq = user ? shca_engine_user_wq : shca_engine_wq;
 	mutex_init(&qp->engine_lock);
 	skb_queue_head_init(&qp->rx_pkts);
@@ -537,6 +789,13 @@ void shca_engine_qp_init(struct shca_qp *qp, bool user)
 	INIT_WORK(&qp->rx_work, shca_qp_rx_work);
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	qp->req.timer.function = shca_req_timer;
+	return 0;
+}
+
+/* Frees what shca_engine_qp_init() allocated; its engine is stopped. */
+void shca_engine_qp_free(struct shca_qp *qp)
+{
+	kfree(qp->req.msgs);
 }
 
 /**
@@ -644,7 +903,9 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 	mutex_lock(&qp->engine_lock);
 	shca_roce_rx_purge(qp);
 	qp->req.waiting = false;
-	qp->req.started = false;
+	qp->req.expired = false;
+	qp->req.held = false;
+	qp->req.taken = 0;
 	shca_roce_req_reset(qp);
 	shca_roce_resp_reset(qp, 0);
 	mutex_unlock(&qp->engine_lock);
@@ -657,10 +918,9 @@ static int shca_fill_res_wire(struct sk_buff *msg, struct shca_qp *qp)
 	const struct shca_wire_resp *rs = &qp->resp;
 
 	if (rdma_nl_put_driver_u32_hex(msg, "sq_psn", qp->req.psn) ||
-	    rdma_nl_put_driver_u32(msg, "inflight", wr->inflight) ||
-	    rdma_nl_put_driver_u32_hex(msg, "first_psn", wr->first) ||
-	    rdma_nl_put_driver_u32(msg, "npsn", wr->npsn) ||
+	    rdma_nl_put_driver_u32(msg, "inflight", qp->req.taken) ||
 	    rdma_nl_put_driver_u32_hex(msg, "una", wr->una) ||
+	    rdma_nl_put_driver_u32(msg, "rd_atomic", wr->rd_atomic) ||
 	    rdma_nl_put_driver_u32(msg, "verdict", wr->verdict) ||
 	    rdma_nl_put_driver_u32(msg, "retry_left", qp->req.retry_left) ||
 	    rdma_nl_put_driver_u32(msg, "rnr_left", qp->req.rnr_left) ||
@@ -678,9 +938,10 @@ static int shca_fill_res_wire(struct sk_buff *msg, struct shca_qp *qp)
  * @ibqp: the QP
  *
  * A snapshot under engine_lock, between two runs: for RC and UC, the
- * head WQE on the wire (its PSNs, the verdict the engine will act on, the
- * retries left) and the responder's expected PSN.  What to look at first
- * when traffic stalls.
+ * window on the wire (the messages in it, its first unacknowledged PSN,
+ * the READs and atomics outstanding, the verdict the engine will act on,
+ * the retries left) and the responder's expected PSN.  What to look at
+ * first when traffic stalls.
  *
  * Context: process context (netlink); sleeps.
  */

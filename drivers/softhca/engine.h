@@ -24,7 +24,8 @@ struct shca_qp;
 int shca_engine_init(void);
 void shca_engine_destroy(void);
 
-void shca_engine_qp_init(struct shca_qp *qp, bool user);
+int shca_engine_qp_init(struct shca_qp *qp, bool user, gfp_t gfp);
+void shca_engine_qp_free(struct shca_qp *qp);
 void shca_engine_kick(struct shca_qp *qp);
 void shca_engine_kick_rx(struct shca_qp *qp);
 void shca_engine_sync(struct shca_qp *qp);

@@ -160,12 +160,11 @@ static int shca_qp_queue_init(struct shca_qp_queue *wq, u32 num,
 }
 
 static void shca_qp_init_fields(struct shca_qp *qp,
-				const struct ib_qp_init_attr *init, bool user)
+				const struct ib_qp_init_attr *init)
 {
 	kref_init(&qp->ref);
 	init_completion(&qp->released);
 	spin_lock_init(&qp->state_lock);
-	shca_engine_qp_init(qp, user);
 	shca_events_init(&qp->events, shca_qp_deliver);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_type = init->sq_sig_type;
@@ -206,12 +205,17 @@ static int shca_qp_create_cmd(struct shca_cmd *cmd)
 	ret = shca_roce_resp_init(qp, shca_gfp(udata));
 	if (ret)
 		goto err_destroy_rq;
-	shca_qp_init_fields(qp, init, udata);
+	ret = shca_engine_qp_init(qp, udata, shca_gfp(udata));
+	if (ret)
+		goto err_destroy_resp;
+	shca_qp_init_fields(qp, init);
 
 	/* The slot is reserved: storing into it allocates nothing. */
 	xa_store_irq(&dev->qps, qp->ibqp.qp_num, qp, GFP_KERNEL);
 	return 0;
 
+err_destroy_resp:
+	shca_roce_resp_destroy(qp);
 err_destroy_rq:
 	if (!init->srq)
 		shca_queue_destroy(&qp->rq.queue);
@@ -248,6 +252,7 @@ static int shca_qp_destroy_cmd(struct shca_cmd *cmd)
 	shca_qp_set_state(qp, IB_QPS_RESET);
 	shca_engine_qp_stop(qp);
 	shca_events_stop(&qp->events);
+	shca_engine_qp_free(qp);
 	shca_roce_resp_destroy(qp);
 	if (!qp->ibqp.srq)
 		shca_queue_destroy(&qp->rq.queue);

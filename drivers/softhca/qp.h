@@ -37,25 +37,34 @@ struct shca_swqe {
 };
 
 /*
- * The requester's state for the WQE at the head of the send queue: the
- * WQE itself, what is left of its retries, and whether the engine waits
- * for the timer.  Owned by the QP's engine (under engine_lock).
+ * The requester's state: the WQEs the engine took from the send queue
+ * and has not completed, their retry counts, and its timer.  Owned by
+ * the QP's engine (under engine_lock).
  *
- * The WQE is copied out of the ring once, when the engine takes it, and
+ * A WQE is copied out of the ring once, when the engine takes it, and
  * only that copy is used until it completes: a message is resent, and
  * its READ responses placed, over several runs, and each must see the
  * WQE that set its PSNs and length, whatever a process wrote into its
- * ring meanwhile.
+ * ring meanwhile.  The copies sit in @wqes by ring index, each as large
+ * as the ring's entries, the wire's state of each beside them in @msgs:
+ * an RC QP on the wire keeps up to @win messages in flight (@taken of
+ * them, from the ring's consumer index on); any QP holds the next WQE
+ * there across a retry wait (@held).
  */
 struct shca_req {
 	struct hrtimer timer;		/* RNR and ACK timeouts */
-	bool waiting;			/* the timer kicks the engine */
-	bool started;			/* wqe and the counters are the head's */
+	bool waiting;			/* a retry wait: the timer kicks the engine */
+	bool expired;			/* the local ACK timeout passed */
+	bool held;			/* the next WQE's copy and counts are kept */
 	u8 rnr_left;			/* 7: retry for ever */
 	u8 retry_left;
 	u32 psn;			/* the next packet's, on the wire */
-	struct shca_wire_req wire;	/* RC: the head WQE on the wire */
-	struct shca_swqe wqe;
+	u32 taken;			/* RC messages in the wire's window */
+	u32 win;			/* slots, a power of two */
+	u32 wqe_size;			/* bytes of a copy */
+	struct shca_wire_slot *msgs;	/* @win of them */
+	void *wqes;			/* @win copies */
+	struct shca_wire_req wire;	/* RC: the window on the wire */
 };
 
 struct shca_qp {
@@ -110,6 +119,24 @@ static inline struct shca_qp *to_shca_qp(struct ib_qp *ibqp)
 static inline u32 shca_qp_pmtu(const struct shca_qp *qp)
 {
 	return ib_mtu_enum_to_int(READ_ONCE(qp->attr.path_mtu));
+}
+
+/* The engine's slot for the WQE @i after the send queue's consumer index. */
+static inline u32 shca_req_pos(const struct shca_qp *qp, u32 i)
+{
+	return (qp->sq.queue.cons + i) & (qp->req.win - 1);
+}
+
+/* The engine's copy of that WQE: as large as the ring's entries. */
+static inline struct shca_swqe *shca_req_wqe(struct shca_qp *qp, u32 i)
+{
+	return qp->req.wqes + (size_t)shca_req_pos(qp, i) * qp->req.wqe_size;
+}
+
+/* The wire's state of its message. */
+static inline struct shca_wire_slot *shca_req_ws(struct shca_qp *qp, u32 i)
+{
+	return &qp->req.msgs[shca_req_pos(qp, i)];
 }
 
 struct shca_qp *shca_qp_get(struct shca_dev *dev, u32 qpn);

@@ -95,16 +95,17 @@ static inline void shca_queue_wake(struct shca_queue *q)
 }
 
 /*
- * The consumer is about to stop looking at @q: asks the producer to ring
- * for what it publishes from now on, then looks once more.
+ * The consumer is about to stop looking at @q, past the @held entries it
+ * took and has not consumed: asks the producer to ring for what it
+ * publishes from now on, then looks once more.
  * Return: true when entries arrived meanwhile (and the consumer goes on).
  */
-static inline bool shca_queue_sleep(struct shca_queue *q)
+static inline bool shca_queue_sleep(struct shca_queue *q, u32 held)
 {
 	WRITE_ONCE(q->ctrl->doorbell, 1);
 	/* Pairs with the producer's barrier between its index and doorbell. */
 	smp_mb();
-	if (!shca_queue_pending(q))
+	if (shca_queue_pending(q) <= held)
 		return false;
 	shca_queue_wake(q);
 	return true;

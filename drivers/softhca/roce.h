@@ -10,8 +10,8 @@
  * message, and softirq does bounded work per packet.
  *
  * UD is one packet per message (roce_tx.c).  RC and UC are segmented to
- * the path MTU: the requester (roce_req.c) sends the WQE at the head of
- * the send queue and, on RC, keeps it there until it is acknowledged,
+ * the path MTU: the requester (roce_req.c) sends each WQE as the engine
+ * takes it and, on RC, keeps a window of them until they are answered,
  * retransmitting from the first unacknowledged PSN (go-back-N); the
  * responder (roce_resp.c) takes packets in PSN order.
  */
@@ -59,45 +59,77 @@ static inline enum shca_pos shca_pkt_pos(u32 i, u32 n)
 	return i == n - 1 ? SHCA_POS_LAST : SHCA_POS_MIDDLE;
 }
 
-/* What the wire said of the WQE in flight, for the requester's engine. */
+/*
+ * PSNs an RC QP keeps in flight: a message enters the window only while
+ * they stay within it (one larger than it goes alone).  Bounds what a
+ * QP sprays at a receiver's backlog, and what one loss resends.
+ */
+#define SHCA_WIRE_WINDOW_PSNS 128
+
+/* What the wire said of the window, for the requester's engine. */
 enum shca_wire_verdict {
-	SHCA_WIRE_NONE,		/* nothing yet: a run now is a timeout */
-	SHCA_WIRE_PROGRESS,	/* READ responses to place */
-	SHCA_WIRE_RESEND,	/* sequence NAK or READ gap: resend from una */
+	SHCA_WIRE_NONE,		/* nothing to act on: a timeout resends */
+	SHCA_WIRE_RESEND,	/* sequence NAK or a gap: resend from una */
 	SHCA_WIRE_RNR,		/* RNR NAK: wait, then resend from una */
 	SHCA_WIRE_RNR_WAITED,	/* the RNR wait is over */
-	SHCA_WIRE_ANSWERED,	/* acknowledged or NAKed: complete */
+};
+
+/* What the engine's run does about the window (shca_roce_req_act()). */
+enum shca_wire_act {
+	SHCA_WIRE_ACT_NONE,	/* place READ responses, complete */
+	SHCA_WIRE_ACT_RESEND,	/* and resend every message from una on */
+	SHCA_WIRE_ACT_RNR,	/* wait the RNR timer: send nothing */
+};
+
+/* What a message in the window needs (shca_roce_req_need()). */
+#define SHCA_WIRE_NEED_PLACE	BIT(0)	/* READ responses to place */
+#define SHCA_WIRE_NEED_RESEND	BIT(1)	/* packets to send again */
+
+/**
+ * struct shca_wire_slot - an RC message in the requester's window
+ * @first: its first PSN
+ * @npsn: PSNs it takes (a READ: one per response packet)
+ * @len: its length in bytes
+ * @wr_opcode: the WQE's opcode (enum ib_wr_opcode)
+ * @answered: the answer came (or the requester gave up): @status is final
+ * @status: with @answered, the completion's status
+ * @atomic_orig: an atomic's original value, from its AtomicAckETH
+ *
+ * Kept beside the engine's copy of the WQE (struct shca_req).
+ */
+struct shca_wire_slot {
+	u32 first;
+	u32 npsn;
+	u32 len;
+	u8 wr_opcode;
+	bool answered;
+	u8 status;
+	u64 atomic_orig;
 };
 
 /**
- * struct shca_wire_req - an RC requester's WQE on the wire
- * @inflight: the head WQE was sent; the fields below are its
+ * struct shca_wire_req - an RC requester's window on the wire
  * @verdict: enum shca_wire_verdict
- * @gap: a READ response beyond @una was seen (resend once per gap)
+ * @cause: the verdict a resend acts on, for the count of its packets
+ * @gap: an answer beyond @una was seen (resend once per gap)
  * @rnr_timer: an RNR NAK's timer code
- * @status: with SHCA_WIRE_ANSWERED, the completion's status
- * @wr_opcode: the WQE's opcode (enum ib_wr_opcode)
- * @len: its length in bytes
- * @first: its first PSN
- * @npsn: PSNs it takes (a READ: one per response packet)
  * @una: the first PSN not acknowledged (or READ response not received)
- * @atomic_orig: an atomic's original value, from its AtomicAckETH
+ * @armed: the @una the local ACK timer was armed for
+ * @rd_atomic: READs and atomics in the window not answered yet
  * @resps: READ responses received in order, not placed yet
  *
- * Owned by the QP's engine, under engine_lock.
+ * The window's messages are the engine's taken WQEs (shca_req_ws()),
+ * in PSN order; their PSNs run from the oldest's first to the QP's send
+ * PSN.  Owned by the QP's engine, under engine_lock.
  */
 struct shca_wire_req {
-	bool inflight;
 	u8 verdict;
+	u8 cause;
 	bool gap;
 	u8 rnr_timer;
-	enum ib_wc_status status;
-	u8 wr_opcode;
-	u32 len;
-	u32 first;
-	u32 npsn;
 	u32 una;
-	u64 atomic_orig;
+	u32 armed;
+	u32 rd_atomic;
 	struct sk_buff_head resps;
 };
 
@@ -202,6 +234,15 @@ int shca_roce_xmit(struct shca_qp *qp, const struct shca_av *av,
 
 /* The RC and UC requester (roce_req.c). */
 enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg);
+enum shca_wire_act shca_roce_req_act(struct shca_qp *qp, bool expired,
+				     u8 *rnr_timer);
+unsigned int shca_roce_req_need(struct shca_qp *qp,
+				const struct shca_wire_slot *ws, bool resend);
+void shca_roce_req_service(struct shca_qp *qp, struct shca_wire_slot *ws,
+			   struct shca_msg *msg, unsigned int need);
+void shca_roce_req_fail(struct shca_qp *qp, struct shca_wire_slot *ws,
+			enum ib_wc_status status);
+bool shca_roce_req_busy(struct shca_qp *qp);
 void shca_roce_req_rx(struct shca_qp *qp, struct sk_buff *skb,
 		      const struct shca_pkt *pkt, const void *data);
 void shca_roce_req_reset(struct shca_qp *qp);

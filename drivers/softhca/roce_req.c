@@ -7,26 +7,34 @@
  * packet it asks for, an atomic one.  The last packet of an RC message
  * asks for an acknowledgment.  UC sends, and completes.
  *
- * RC keeps the WQE at the head of the send queue until it is answered
- * (one message in flight: a window of several is not kept yet).  Answers
- * are packets for the QP, which its engine executes before it runs the
- * send queue (shca_roce_req_rx()): they record a verdict and end the
- * engine's wait, and the engine's next run of the WQE acts on it
- * (shca_roce_req_send()):
- *  - an ACK of the last PSN, the last READ response or the atomic
- *    acknowledgment completes the WQE; an ACK short of the last PSN
- *    moves the first unacknowledged PSN (una) on;
- *  - a PSN sequence NAK, or a READ response beyond una, resends from
- *    una at once (go-back-N);
+ * RC keeps a window of messages in flight: the engine's WQEs it took
+ * and has not completed (shca_req_ws()), in PSN order.  A message
+ * joins it as the engine takes its WQE, while the window has a slot, its
+ * PSNs stay within SHCA_WIRE_WINDOW_PSNS of the first unacknowledged
+ * one (una), and, for a READ or atomic, fewer than max_rd_atomic are
+ * outstanding; a fenced WQE waits for the READs and atomics before it.
+ *
+ * Answers are packets for the QP, which its engine executes before it
+ * runs the send queue (shca_roce_req_rx()).  The responder answers in
+ * PSN order, so an answer for a PSN acknowledges every SEND and WRITE
+ * before it (coalesced and implied ACKs); READs and atomics are answered
+ * only by their responses.  Then:
+ *  - an ACK of a message's last PSN, its last READ response or its
+ *    atomic acknowledgment answers it; an ACK short of its last PSN
+ *    moves una on;
+ *  - a PSN sequence NAK, or an answer beyond una (READ responses were
+ *    lost), resends every message from una on (go-back-N);
  *  - an RNR NAK waits its timer (the engine's RNR wait, with rnr_retry)
  *    and resends from the NAKed PSN;
- *  - the other NAKs complete the WQE with REM_INV_REQ_ERR,
+ *  - the other NAKs answer the message with REM_INV_REQ_ERR,
  *    REM_ACCESS_ERR or REM_OP_ERR;
- *  - no answer within the local ACK timeout resends from una.
- * A resend for want of an answer counts against retry_cnt; progress
- * restores the count.  READ responses are placed in PSN order, at their
- * offset in the local SGEs; the rest of a READ is asked for again by a
- * READ request from una, for the remaining bytes.
+ *  - no progress within the local ACK timeout resends from una.
+ * The engine's next run acts on what they said (shca_roce_req_act()),
+ * and completes the answered messages in order.  A resend for want of an
+ * answer counts against retry_cnt; progress restores the count.  READ
+ * responses are placed in PSN order, at their offset in the local SGEs;
+ * the rest of a READ is asked for again by a READ request from una, for
+ * the remaining bytes.
  */
 
 #include <linux/bitfield.h>
@@ -86,15 +94,29 @@ static bool shca_req_atomic(u8 opcode)
 	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
 }
 
-/* What is left of a READ, from PSN @first + @i: one request. */
-static int shca_req_read(struct shca_qp *qp, struct shca_msg *msg, u32 i)
+/* READs and atomics are answered by responses, the rest by ACKs. */
+static bool shca_req_responded(const struct shca_wire_slot *ws)
+{
+	return ws->wr_opcode == IB_WR_RDMA_READ ||
+	       shca_req_atomic(ws->wr_opcode);
+}
+
+/* The PSN after @ws's last. */
+static u32 shca_req_end(const struct shca_wire_slot *ws)
+{
+	return shca_psn_add(ws->first, ws->npsn);
+}
+
+/* What is left of a READ, from its PSN @i: one request. */
+static int shca_req_read(struct shca_qp *qp, struct shca_wire_slot *ws,
+			 struct shca_msg *msg, u32 i)
 {
 	u32 off = i * shca_qp_pmtu(qp);
 	struct shca_pkt pkt = {
 		.opcode = SHCA_OPCODE(RC, RDMA_READ_REQUEST),
 		.pkey = SHCA_DEFAULT_PKEY,
 		.dqpn = msg->dest_qpn,
-		.psn = shca_psn_add(qp->req.wire.first, i),
+		.psn = shca_psn_add(ws->first, i),
 		.va = msg->remote.addr + off,
 		.rkey = msg->remote.lkey,
 		.dma_len = msg->len - off,
@@ -103,7 +125,8 @@ static int shca_req_read(struct shca_qp *qp, struct shca_msg *msg, u32 i)
 	return shca_roce_xmit(qp, msg->av, &pkt, NULL);
 }
 
-static int shca_req_atomic_send(struct shca_qp *qp, struct shca_msg *msg)
+static int shca_req_atomic_send(struct shca_qp *qp, struct shca_wire_slot *ws,
+				struct shca_msg *msg)
 {
 	bool cas = msg->opcode == IB_WR_ATOMIC_CMP_AND_SWP;
 	struct shca_pkt pkt = {
@@ -111,7 +134,7 @@ static int shca_req_atomic_send(struct shca_qp *qp, struct shca_msg *msg)
 				SHCA_OPCODE(RC, FETCH_ADD),
 		.pkey = SHCA_DEFAULT_PKEY,
 		.dqpn = msg->dest_qpn,
-		.psn = qp->req.wire.first,
+		.psn = ws->first,
 		.va = msg->remote.addr,
 		.rkey = msg->remote.lkey,
 		.swap_add = cas ? msg->swap : msg->compare_add,
@@ -122,11 +145,11 @@ static int shca_req_atomic_send(struct shca_qp *qp, struct shca_msg *msg)
 }
 
 /* A SEND or WRITE, from its packet @i on. */
-static int shca_req_data(struct shca_qp *qp, struct shca_msg *msg, u32 i)
+static int shca_req_data(struct shca_qp *qp, struct shca_wire_slot *ws,
+			 struct shca_msg *msg, u32 i)
 {
 	u8 transport = qp->ibqp.qp_type == IB_QPT_UC ? SHCA_TRANSPORT_UC :
 						       SHCA_TRANSPORT_RC;
-	struct shca_wire_req *wr = &qp->req.wire;
 	u32 pmtu = shca_qp_pmtu(qp), off = i * pmtu;
 	struct shca_pkt pkt = {
 		.pkey = SHCA_DEFAULT_PKEY,
@@ -143,11 +166,11 @@ static int shca_req_data(struct shca_qp *qp, struct shca_msg *msg, u32 i)
 
 	if (shca_sgl_skip(msg->payload, off))
 		return -EFAULT;
-	for (; i < wr->npsn; i++, off += pkt.paylen) {
-		pos = shca_pkt_pos(i, wr->npsn);
+	for (; i < ws->npsn; i++, off += pkt.paylen) {
+		pos = shca_pkt_pos(i, ws->npsn);
 		last = pos == SHCA_POS_LAST || pos == SHCA_POS_ONLY;
 		pkt.opcode = transport | shca_req_ops[msg->opcode][pos];
-		pkt.psn = shca_psn_add(wr->first, i);
+		pkt.psn = shca_psn_add(ws->first, i);
 		pkt.paylen = min(pmtu, msg->len - off);
 		pkt.se = last && (msg->flags & SOFTHCA_WQE_SOLICITED);
 		pkt.ackreq = last && transport == SHCA_TRANSPORT_RC;
@@ -159,67 +182,236 @@ static int shca_req_data(struct shca_qp *qp, struct shca_msg *msg, u32 i)
 }
 
 /*
- * Sends the message from una on.  Return: 0, or -EFAULT when the local
- * memory went away; a packet not sent for want of memory is as lost.
+ * Sends the message from its PSN @i on.  Return: the packets that takes,
+ * or -EFAULT when the local memory went away; a packet not sent for want
+ * of memory is as lost.
  */
-static int shca_req_transmit(struct shca_qp *qp, struct shca_msg *msg)
+static int shca_req_transmit(struct shca_qp *qp, struct shca_wire_slot *ws,
+			     struct shca_msg *msg, u32 i)
 {
-	struct shca_wire_req *wr = &qp->req.wire;
-	u32 i = shca_psn_diff(wr->una, wr->first);
 	int ret;
 
 	if (msg->opcode == IB_WR_RDMA_READ)
-		ret = shca_req_read(qp, msg, i);
+		ret = shca_req_read(qp, ws, msg, i);
 	else if (shca_req_atomic(msg->opcode))
-		ret = shca_req_atomic_send(qp, msg);
+		ret = shca_req_atomic_send(qp, ws, msg);
 	else
-		ret = shca_req_data(qp, msg, i);
-	return ret == -EFAULT ? ret : 0;
+		ret = shca_req_data(qp, ws, msg, i);
+	if (ret == -EFAULT)
+		return ret;
+	return shca_req_responded(ws) ? 1 : ws->npsn - i;
 }
 
-/* The packets a (re)send from una takes. */
-static u32 shca_req_npkts(const struct shca_wire_req *wr)
+/* The message a WQE of the window answered: it completes in turn. */
+static void shca_req_answer(struct shca_qp *qp, struct shca_wire_slot *ws,
+			    enum ib_wc_status status)
 {
-	if (wr->wr_opcode == IB_WR_RDMA_READ || shca_req_atomic(wr->wr_opcode))
-		return 1;
-	return wr->npsn - shca_psn_diff(wr->una, wr->first);
+	if (ws->answered)
+		return;
+	ws->answered = true;
+	ws->status = status;
+	if (shca_req_responded(ws))
+		qp->req.wire.rd_atomic--;
 }
 
-/* (Re)sends from una and waits for the answer. */
-static enum shca_tx shca_req_resend(struct shca_qp *qp, struct shca_msg *msg)
-{
-	struct shca_wire_req *wr = &qp->req.wire;
-
-	wr->verdict = SHCA_WIRE_NONE;
-	wr->gap = false;
-	if (!shca_req_transmit(qp, msg))
-		return SHCA_TX_PENDING;
-	wr->inflight = false;
-	msg->status = IB_WC_LOC_PROT_ERR;
-	return SHCA_TX_DONE;
-}
-
-static enum shca_tx shca_req_start(struct shca_qp *qp, struct shca_msg *msg)
+/* Has the window room for @msg, the next message? */
+static bool shca_req_room(struct shca_qp *qp, const struct shca_msg *msg,
+			  u32 npsn)
 {
 	struct shca_wire_req *wr = &qp->req.wire;
+	u32 rd_max = max_t(u32, READ_ONCE(qp->attr.max_rd_atomic), 1);
+	bool responded = msg->opcode == IB_WR_RDMA_READ ||
+			 shca_req_atomic(msg->opcode);
 
-	wr->first = qp->req.psn;
-	wr->npsn = shca_msg_npsn(msg, shca_qp_pmtu(qp));
-	wr->una = wr->first;
-	wr->wr_opcode = msg->opcode;
-	wr->len = msg->len;
-	qp->req.psn = shca_psn_add(wr->first, wr->npsn);
-	if (msg->qp_type == IB_QPT_UC) {
-		msg->status = shca_req_transmit(qp, msg) ? IB_WC_LOC_PROT_ERR :
-							   IB_WC_SUCCESS;
+	if (!qp->req.taken)
+		return true;
+	if ((msg->flags & SOFTHCA_WQE_FENCE) && wr->rd_atomic)
+		return false;
+	if (responded && wr->rd_atomic >= rd_max)
+		return false;
+	return shca_psn_diff(shca_psn_add(qp->req.psn, npsn), wr->una) <=
+	       SHCA_WIRE_WINDOW_PSNS;
+}
+
+/**
+ * shca_roce_req_send() - send a new RC or UC message
+ * @qp: the requester
+ * @msg: the message, from the engine's copy of the WQE; an RC message's
+ *	@msg->slot keeps its state in the window
+ *
+ * Context: the engine.
+ * Return: SHCA_TX_DONE with @msg->status (UC; RC when the local memory
+ * went away), SHCA_TX_PENDING (sent: the message is in the window until
+ * answered), or SHCA_TX_BLOCKED (the window has no room for it yet).
+ */
+enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg)
+{
+	struct shca_wire_slot *ws = msg->slot, uc = {};
+	u32 npsn = shca_msg_npsn(msg, shca_qp_pmtu(qp));
+
+	if (msg->qp_type == IB_QPT_UC)
+		ws = &uc;
+	else if (!shca_req_room(qp, msg, npsn))
+		return SHCA_TX_BLOCKED;
+	*ws = (struct shca_wire_slot){
+		.first = qp->req.psn,
+		.npsn = npsn,
+		.len = msg->len,
+		.wr_opcode = msg->opcode,
+	};
+	if (msg->qp_type == IB_QPT_RC && !qp->req.taken)
+		qp->req.wire.una = ws->first;
+	qp->req.psn = shca_req_end(ws);
+	if (shca_req_transmit(qp, ws, msg, 0) < 0) {
+		msg->status = IB_WC_LOC_PROT_ERR;
 		return SHCA_TX_DONE;
 	}
-	wr->inflight = true;
-	return shca_req_resend(qp, msg);
+	if (msg->qp_type == IB_QPT_UC) {
+		msg->status = IB_WC_SUCCESS;
+		return SHCA_TX_DONE;
+	}
+	if (shca_req_responded(ws))
+		qp->req.wire.rd_atomic++;
+	return SHCA_TX_PENDING;
 }
 
-/* Places the READ responses received since the last run. */
-static void shca_req_place(struct shca_qp *qp, struct shca_msg *msg)
+/* Is @skb, a READ response kept for placement, one of @ws's? */
+static bool shca_req_resp_of(const struct shca_wire_slot *ws,
+			     struct sk_buff *skb)
+{
+	s32 d = shca_psn_diff(shca_read_cb(skb)->psn, ws->first);
+
+	return d >= 0 && (u32)d < ws->npsn;
+}
+
+/* The first message of the window not answered: the one una is in. */
+static struct shca_wire_slot *shca_req_una_slot(struct shca_qp *qp)
+{
+	struct shca_wire_slot *ws;
+	u32 i;
+
+	for (i = 0; i < qp->req.taken; i++) {
+		ws = shca_req_ws(qp, i);
+		if (!ws->answered)
+			return ws;
+	}
+	return NULL;
+}
+
+/**
+ * shca_roce_req_fail() - give up on a message of the window
+ * @qp: the requester
+ * @ws: the message; NULL for the first not answered
+ * @status: its completion's status
+ *
+ * Context: the engine.
+ */
+void shca_roce_req_fail(struct shca_qp *qp, struct shca_wire_slot *ws,
+			enum ib_wc_status status)
+{
+	struct sk_buff *skb, *next;
+
+	if (!ws)
+		ws = shca_req_una_slot(qp);
+	if (!ws)
+		return;
+	shca_req_answer(qp, ws, status);
+	/* Its READ responses, if any, have nowhere to go. */
+	skb_queue_walk_safe(&qp->req.wire.resps, skb, next) {
+		if (shca_req_resp_of(ws, skb)) {
+			__skb_unlink(skb, &qp->req.wire.resps);
+			consume_skb(skb);
+		}
+	}
+}
+
+/* Counts against retry_cnt; the first message not answered fails past it. */
+static bool shca_req_retry(struct shca_qp *qp)
+{
+	if (!qp->req.retry_left) {
+		shca_roce_req_fail(qp, NULL, IB_WC_RETRY_EXC_ERR);
+		return false;
+	}
+	qp->req.retry_left--;
+	return true;
+}
+
+/**
+ * shca_roce_req_act() - what the engine's run does about the window
+ * @qp: the requester, with messages in its window
+ * @expired: the local ACK timeout passed since the last run
+ * @rnr_timer: set with SHCA_WIRE_ACT_RNR: the RNR NAK's timer code
+ *
+ * A resend for want of an answer (a timeout, a sequence NAK, a gap)
+ * counts against retry_cnt; past it, the first message not answered
+ * fails with IB_WC_RETRY_EXC_ERR.
+ *
+ * Context: the engine.
+ * Return: SHCA_WIRE_ACT_RNR: wait for the RNR timer (the engine counts
+ * rnr_retry); SHCA_WIRE_ACT_RESEND: resend from una
+ * (shca_roce_req_need()); else SHCA_WIRE_ACT_NONE.
+ */
+enum shca_wire_act shca_roce_req_act(struct shca_qp *qp, bool expired,
+				     u8 *rnr_timer)
+{
+	struct shca_wire_req *wr = &qp->req.wire;
+	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
+	u8 verdict = wr->verdict;
+
+	wr->verdict = SHCA_WIRE_NONE;
+	switch (verdict) {
+	case SHCA_WIRE_RNR:
+		wr->verdict = SHCA_WIRE_RNR_WAITED;
+		*rnr_timer = wr->rnr_timer;
+		return SHCA_WIRE_ACT_RNR;
+	case SHCA_WIRE_RNR_WAITED:
+		break;
+	case SHCA_WIRE_RESEND:
+		if (!shca_req_retry(qp))
+			return SHCA_WIRE_ACT_NONE;
+		break;
+	default:
+		/* Nothing came within the timeout. */
+		if (!expired || !shca_req_una_slot(qp))
+			return SHCA_WIRE_ACT_NONE;
+		shca_count(dev, SHCA_CNT_LOCAL_ACK_TIMEOUT);
+		if (!shca_req_retry(qp))
+			return SHCA_WIRE_ACT_NONE;
+		verdict = SHCA_WIRE_NONE;
+		break;
+	}
+	wr->gap = false;
+	wr->cause = verdict;
+	return SHCA_WIRE_ACT_RESEND;
+}
+
+/**
+ * shca_roce_req_need() - what a message of the window needs of this run
+ * @qp: the requester
+ * @ws: the message
+ * @resend: the run resends from una (SHCA_WIRE_ACT_RESEND)
+ *
+ * Context: the engine.
+ * Return: SHCA_WIRE_NEED_* bits: for them the engine builds the message
+ * again from its copy of the WQE and calls shca_roce_req_service().
+ */
+unsigned int shca_roce_req_need(struct shca_qp *qp,
+				const struct shca_wire_slot *ws, bool resend)
+{
+	struct sk_buff *skb = skb_peek(&qp->req.wire.resps);
+	unsigned int need = 0;
+
+	if (skb && shca_req_resp_of(ws, skb))
+		need |= SHCA_WIRE_NEED_PLACE;
+	if (resend && !ws->answered &&
+	    shca_psn_diff(shca_req_end(ws), qp->req.wire.una) > 0)
+		need |= SHCA_WIRE_NEED_RESEND;
+	return need;
+}
+
+/* Places @ws's READ responses received since the last run. */
+static void shca_req_place(struct shca_qp *qp, struct shca_wire_slot *ws,
+			   struct shca_msg *msg)
 {
 	struct shca_wire_req *wr = &qp->req.wire;
 	u32 pmtu = shca_qp_pmtu(qp), at = 0, off;
@@ -227,15 +419,18 @@ static void shca_req_place(struct shca_qp *qp, struct shca_msg *msg)
 	struct shca_sgl src;
 	struct sk_buff *skb;
 
-	while ((skb = __skb_dequeue(&wr->resps))) {
+	while ((skb = skb_peek(&wr->resps)) && shca_req_resp_of(ws, skb)) {
+		__skb_unlink(skb, &wr->resps);
 		cb = shca_read_cb(skb);
-		off = shca_psn_diff(cb->psn, wr->first) * pmtu;
+		off = shca_psn_diff(cb->psn, ws->first) * pmtu;
 		shca_sgl_init_buf(&src, skb->data + cb->data, cb->len);
-		if (shca_sgl_skip(msg->payload, off - at) ||
-		    shca_sgl_copy(msg->payload, &src, cb->len)) {
-			wr->verdict = SHCA_WIRE_ANSWERED;
-			wr->status = IB_WC_LOC_PROT_ERR;
-			__skb_queue_purge(&wr->resps);
+		if (ws->status == IB_WC_SUCCESS &&
+		    (shca_sgl_skip(msg->payload, off - at) ||
+		     shca_sgl_copy(msg->payload, &src, cb->len))) {
+			/* The last response may have answered it already. */
+			if (ws->answered)
+				ws->status = IB_WC_LOC_PROT_ERR;
+			shca_req_answer(qp, ws, IB_WC_LOC_PROT_ERR);
 		}
 		at = off + cb->len;
 		consume_skb(skb);
@@ -243,82 +438,38 @@ static void shca_req_place(struct shca_qp *qp, struct shca_msg *msg)
 }
 
 /**
- * shca_roce_req_send() - send an RC or UC message, or act on its answer
- * @qp: the requester, whose send queue head @msg is
- * @msg: the message, built at each run from the engine's copy of the WQE
+ * shca_roce_req_service() - place a message's READ responses, resend it
+ * @qp: the requester
+ * @ws: the message
+ * @msg: the message, built again from the engine's copy of its WQE
+ * @need: what shca_roce_req_need() said
  *
  * Context: the engine.
- * Return: SHCA_TX_DONE with @msg->status (UC at once; RC once answered,
- * or out of retries), SHCA_TX_RNR with @msg->rnr_timer, or
- * SHCA_TX_PENDING: sent, the engine waits for the answer or the local
- * ACK timeout.
  */
-enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg)
+void shca_roce_req_service(struct shca_qp *qp, struct shca_wire_slot *ws,
+			   struct shca_msg *msg, unsigned int need)
 {
 	struct shca_wire_req *wr = &qp->req.wire;
-	enum shca_counter why = SHCA_CNT_RESENT_SEQ;
+	enum shca_counter why = SHCA_CNT_RESENT_TIMEOUT;
+	s32 i;
+	int n;
 
-	if (!wr->inflight)
-		return shca_req_start(qp, msg);
-	shca_req_place(qp, msg);
-	switch (wr->verdict) {
-	case SHCA_WIRE_ANSWERED:
-		wr->inflight = false;
-		msg->status = wr->status;
-		msg->atomic_orig = wr->atomic_orig;
-		return SHCA_TX_DONE;
-	case SHCA_WIRE_RNR:
-		wr->verdict = SHCA_WIRE_RNR_WAITED;
-		msg->rnr_timer = wr->rnr_timer;
-		return SHCA_TX_RNR;
-	case SHCA_WIRE_PROGRESS:
-		wr->verdict = SHCA_WIRE_NONE;
-		return SHCA_TX_PENDING;
-	case SHCA_WIRE_RNR_WAITED:
-		why = SHCA_CNT_RESENT_RNR;
-		break;
-	default:
-		/* Nothing came within the timeout, or a gap showed. */
-		if (wr->verdict == SHCA_WIRE_NONE) {
-			shca_count(to_shca_dev(qp->ibqp.device),
-				   SHCA_CNT_LOCAL_ACK_TIMEOUT);
-			why = SHCA_CNT_RESENT_TIMEOUT;
-		}
-		if (!qp->req.retry_left) {
-			wr->inflight = false;
-			msg->status = IB_WC_RETRY_EXC_ERR;
-			return SHCA_TX_DONE;
-		}
-		qp->req.retry_left--;
-		break;
-	}
-	/* The packets resent, counted by the cause. */
-	shca_count_add(to_shca_dev(qp->ibqp.device), why, shca_req_npkts(wr));
-	return shca_req_resend(qp, msg);
-}
-
-/*
- * Records what the wire said, unless something weightier already is,
- * and ends the engine's wait, so that its next run acts on it.
- */
-static void shca_req_verdict(struct shca_qp *qp, enum shca_wire_verdict v)
-{
-	struct shca_wire_req *wr = &qp->req.wire;
-
-	if (v <= wr->verdict)
+	if (need & SHCA_WIRE_NEED_PLACE)
+		shca_req_place(qp, ws, msg);
+	if (!(need & SHCA_WIRE_NEED_RESEND) || ws->answered)
 		return;
-	wr->verdict = v;
-	if (READ_ONCE(qp->req.waiting)) {
-		/* The engine's process context: the callback may run. */
-		hrtimer_cancel(&qp->req.timer);
-		WRITE_ONCE(qp->req.waiting, false);
+	i = max(shca_psn_diff(wr->una, ws->first), 0);
+	n = shca_req_transmit(qp, ws, msg, i);
+	if (n < 0) {
+		shca_req_answer(qp, ws, IB_WC_LOC_PROT_ERR);
+		return;
 	}
-}
-
-static void shca_req_answered(struct shca_qp *qp, enum ib_wc_status status)
-{
-	qp->req.wire.status = status;
-	shca_req_verdict(qp, SHCA_WIRE_ANSWERED);
+	/* The packets resent, counted by the cause (shca_roce_req_act()). */
+	if (wr->cause == SHCA_WIRE_RNR_WAITED)
+		why = SHCA_CNT_RESENT_RNR;
+	else if (wr->cause == SHCA_WIRE_RESEND)
+		why = SHCA_CNT_RESENT_SEQ;
+	shca_count_add(to_shca_dev(qp->ibqp.device), why, n);
 }
 
 /* The first unacknowledged PSN moves on to @una: restore the retries. */
@@ -329,6 +480,52 @@ static void shca_req_progress(struct shca_qp *qp, u32 una)
 	qp->req.wire.una = una;
 	qp->req.wire.gap = false;
 	qp->req.retry_left = READ_ONCE(qp->attr.retry_cnt);
+	qp->req.rnr_left = READ_ONCE(qp->attr.rnr_retry);
+}
+
+/*
+ * The responder executed every PSN before @psn (it answers in order):
+ * the SENDs and WRITEs among them are acknowledged.  Stops at a READ or
+ * atomic not answered yet, whose responses must come first.
+ */
+static void shca_req_implied(struct shca_qp *qp, u32 psn)
+{
+	struct shca_wire_req *wr = &qp->req.wire;
+	struct shca_wire_slot *ws;
+	u32 i, end;
+
+	for (i = 0; i < qp->req.taken; i++) {
+		if (shca_psn_diff(psn, wr->una) <= 0)
+			return;
+		ws = shca_req_ws(qp, i);
+		end = shca_req_end(ws);
+		if (shca_psn_diff(end, wr->una) <= 0)
+			continue;
+		if (!ws->answered && shca_req_responded(ws))
+			return;
+		if (shca_psn_diff(psn, end) < 0) {
+			shca_req_progress(qp, psn);
+			return;
+		}
+		shca_req_answer(qp, ws, IB_WC_SUCCESS);
+		shca_req_progress(qp, end);
+	}
+}
+
+/* Records what the wire said, unless something weightier already is. */
+static void shca_req_verdict(struct shca_qp *qp, enum shca_wire_verdict v)
+{
+	if (v > qp->req.wire.verdict)
+		qp->req.wire.verdict = v;
+}
+
+/* An answer beyond una: the responses before it were lost. */
+static void shca_req_gap(struct shca_qp *qp)
+{
+	if (qp->req.wire.gap)
+		return;
+	qp->req.wire.gap = true;
+	shca_req_verdict(qp, SHCA_WIRE_RESEND);
 }
 
 static enum ib_wc_status shca_req_nak_status(u8 code)
@@ -343,39 +540,73 @@ static enum ib_wc_status shca_req_nak_status(u8 code)
 	}
 }
 
-/* An ACKNOWLEDGE for a PSN of the WQE in flight. */
-static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt *pkt,
-			  u32 last)
+/* An ACKNOWLEDGE: an ACK, or a NAK of the PSN the responder expects. */
+static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt *pkt)
 {
-	struct shca_wire_req *wr = &qp->req.wire;
 	u8 value = FIELD_GET(SHCA_AETH_VALUE, pkt->syndrome);
+	struct shca_wire_slot *ws;
 
 	switch (FIELD_GET(SHCA_AETH_TYPE, pkt->syndrome)) {
 	case SHCA_AETH_ACK:
-		/* A READ or atomic is answered by its responses alone. */
-		if (wr->wr_opcode == IB_WR_RDMA_READ ||
-		    shca_req_atomic(wr->wr_opcode))
-			return;
-		if (pkt->psn == last)
-			shca_req_answered(qp, IB_WC_SUCCESS);
-		else
-			shca_req_progress(qp, shca_psn_add(pkt->psn, 1));
+		shca_req_implied(qp, shca_psn_add(pkt->psn, 1));
+		/* Acknowledged past a READ or atomic with no response. */
+		if (shca_psn_diff(pkt->psn, qp->req.wire.una) >= 0)
+			shca_req_gap(qp);
 		return;
 	case SHCA_AETH_RNR_NAK:
-		shca_req_progress(qp, pkt->psn);
-		wr->rnr_timer = value;
+		shca_req_implied(qp, pkt->psn);
+		qp->req.wire.rnr_timer = value;
 		shca_req_verdict(qp, SHCA_WIRE_RNR);
 		return;
 	case SHCA_AETH_NAK:
-		if (value != SHCA_NAK_PSN_SEQ) {
-			shca_req_answered(qp, shca_req_nak_status(value));
+		shca_req_implied(qp, pkt->psn);
+		if (value == SHCA_NAK_PSN_SEQ) {
+			shca_count(to_shca_dev(qp->ibqp.device),
+				   SHCA_CNT_SEQ_NAK_RCVD);
+			shca_req_verdict(qp, SHCA_WIRE_RESEND);
 			return;
 		}
-		shca_count(to_shca_dev(qp->ibqp.device), SHCA_CNT_SEQ_NAK_RCVD);
-		shca_req_progress(qp, pkt->psn);
-		shca_req_verdict(qp, SHCA_WIRE_RESEND);
+		ws = shca_req_una_slot(qp);
+		if (ws && pkt->psn == qp->req.wire.una)
+			shca_req_answer(qp, ws, shca_req_nak_status(value));
 		return;
 	}
+}
+
+/* The message of the window @psn is one of, if any. */
+static struct shca_wire_slot *shca_req_find(struct shca_qp *qp, u32 psn)
+{
+	struct shca_wire_slot *ws;
+	s32 d;
+	u32 i;
+
+	for (i = 0; i < qp->req.taken; i++) {
+		ws = shca_req_ws(qp, i);
+		d = shca_psn_diff(psn, ws->first);
+		if (d >= 0 && (u32)d < ws->npsn)
+			return ws;
+	}
+	return NULL;
+}
+
+/*
+ * An atomic's acknowledgment, with its original value.  One for a PSN
+ * of anything but an atomic is no answer at all.
+ */
+static void shca_req_atomic_ack(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	struct shca_wire_slot *ws = shca_req_find(qp, pkt->psn);
+
+	if (!ws || !shca_req_atomic(ws->wr_opcode))
+		return;
+	shca_req_implied(qp, pkt->psn);
+	if (pkt->psn != qp->req.wire.una) {
+		shca_req_gap(qp);
+		return;
+	}
+	ws->atomic_orig = pkt->orig;
+	shca_req_answer(qp, ws, IB_WC_SUCCESS);
+	shca_req_progress(qp, shca_req_end(ws));
 }
 
 /* A READ response: kept for placement if it is the next one. */
@@ -384,30 +615,31 @@ static bool shca_req_read_resp(struct shca_qp *qp, struct sk_buff *skb,
 {
 	struct shca_wire_req *wr = &qp->req.wire;
 	u8 pos = shca_opcode_lookup(pkt->opcode)->pos;
-	u32 i = shca_psn_diff(pkt->psn, wr->first);
-	u32 pmtu = shca_qp_pmtu(qp);
-	bool last = i == wr->npsn - 1;
+	u32 pmtu = shca_qp_pmtu(qp), i;
+	struct shca_wire_slot *ws = shca_req_find(qp, pkt->psn);
 	struct shca_read_cb *cb;
+	bool last;
 
-	if (wr->wr_opcode != IB_WR_RDMA_READ)
+	/* A response for a PSN of anything but a READ is no answer at all. */
+	if (!ws || ws->wr_opcode != IB_WR_RDMA_READ || ws->answered)
 		return false;
+	shca_req_implied(qp, pkt->psn);
+	if (pkt->psn != wr->una) {
+		/* Those before una were placed; one beyond means a loss. */
+		shca_req_gap(qp);
+		return false;
+	}
 	/* Placed at each run, unless the QP stopped sending (SQD, ERR). */
 	if (skb_queue_len(&wr->resps) >= SHCA_READ_RESPS_MAX)
 		return false;
-	if (pkt->psn != wr->una) {
-		/* Those before una were placed; one beyond means a loss. */
-		if (shca_psn_diff(pkt->psn, wr->una) > 0 && !wr->gap) {
-			wr->gap = true;
-			shca_req_verdict(qp, SHCA_WIRE_RESEND);
-		}
-		return false;
-	}
+	i = shca_psn_diff(pkt->psn, ws->first);
+	last = i == ws->npsn - 1;
 	/* A resent request's responses start anew with FIRST or ONLY. */
 	if (last != (pos == SHCA_POS_LAST || pos == SHCA_POS_ONLY) ||
-	    pkt->paylen != min(pmtu, wr->len - i * pmtu)) {
+	    pkt->paylen != min(pmtu, ws->len - i * pmtu)) {
 		ibdev_dbg_ratelimited(qp->ibqp.device,
 				      "QP %u: READ response %u of %u refused\n",
-				      qp->ibqp.qp_num, i, wr->npsn);
+				      qp->ibqp.qp_num, i, ws->npsn);
 		return false;
 	}
 	cb = shca_read_cb(skb);
@@ -417,9 +649,7 @@ static bool shca_req_read_resp(struct shca_qp *qp, struct sk_buff *skb,
 	__skb_queue_tail(&wr->resps, skb);
 	shca_req_progress(qp, shca_psn_add(pkt->psn, 1));
 	if (last)
-		shca_req_answered(qp, IB_WC_SUCCESS);
-	else
-		shca_req_verdict(qp, SHCA_WIRE_PROGRESS);
+		shca_req_answer(qp, ws, IB_WC_SUCCESS);
 	return true;
 }
 
@@ -430,9 +660,8 @@ static bool shca_req_read_resp(struct shca_qp *qp, struct sk_buff *skb,
  * @pkt: its headers, parsed and checked
  * @data: its payload, in @skb
  *
- * An answer for no PSN of the WQE in flight (an old one, a duplicate) is
- * dropped, and counted; so is anything short of the packet the requester
- * waits for.
+ * An answer for no PSN from una to the last one sent (an old one, a
+ * duplicate, a forgery) is dropped, and counted.
  *
  * Context: the QP's engine.
  */
@@ -440,27 +669,22 @@ void shca_roce_req_rx(struct shca_qp *qp, struct sk_buff *skb,
 		      const struct shca_pkt *pkt, const void *data)
 {
 	struct shca_wire_req *wr = &qp->req.wire;
-	u32 last = shca_psn_add(wr->first, wr->npsn - 1);
 
-	if (!wr->inflight || shca_psn_diff(pkt->psn, wr->una) < 0 ||
-	    shca_psn_diff(pkt->psn, last) > 0) {
+	if (!shca_roce_req_busy(qp) || shca_psn_diff(pkt->psn, wr->una) < 0 ||
+	    shca_psn_diff(pkt->psn, qp->req.psn) >= 0) {
 		ibdev_dbg_ratelimited(qp->ibqp.device,
-				      "QP %u: answer %#x dropped: %s %#x-%#x, una %#x\n",
+				      "QP %u: answer %#x dropped: %u in flight, una %#x, next %#x\n",
 				      qp->ibqp.qp_num, pkt->psn,
-				      wr->inflight ? "in flight" : "done with",
-				      wr->first, last, wr->una);
+				      qp->req.taken, wr->una, qp->req.psn);
 		shca_count_drop(to_shca_dev(qp->ibqp.device), SHCA_DROP_STALE);
 		goto consume;
 	}
 	switch (pkt->opcode) {
 	case SHCA_OPCODE(RC, ACKNOWLEDGE):
-		shca_req_aeth(qp, pkt, last);
+		shca_req_aeth(qp, pkt);
 		break;
 	case SHCA_OPCODE(RC, ATOMIC_ACKNOWLEDGE):
-		if (!shca_req_atomic(wr->wr_opcode))
-			break;
-		wr->atomic_orig = pkt->orig;
-		shca_req_answered(qp, IB_WC_SUCCESS);
+		shca_req_atomic_ack(qp, pkt);
 		break;
 	default:
 		if (shca_req_read_resp(qp, skb, pkt, data))
@@ -471,12 +695,27 @@ consume:
 	consume_skb(skb);
 }
 
+/**
+ * shca_roce_req_busy() - has the window a message not answered yet?
+ * @qp: the requester
+ *
+ * Context: the engine.
+ */
+bool shca_roce_req_busy(struct shca_qp *qp)
+{
+	return shca_req_una_slot(qp);
+}
+
 /*
- * The WQE in flight is done with (completed, flushed or reset): what was
- * kept for it goes.
+ * The window is done with (its messages completed or flushed, or the QP
+ * reset): what was kept for it goes.
  */
 void shca_roce_req_reset(struct shca_qp *qp)
 {
-	qp->req.wire.inflight = false;
-	__skb_queue_purge(&qp->req.wire.resps);
+	struct shca_wire_req *wr = &qp->req.wire;
+
+	wr->verdict = SHCA_WIRE_NONE;
+	wr->gap = false;
+	wr->rd_atomic = 0;
+	__skb_queue_purge(&wr->resps);
 }

@@ -5,8 +5,9 @@
  * shca_msg and hands it to a transport; the transport delivers it to the
  * responder (resp.c) of the destination QP and reports the outcome as the
  * requester sees it: executed with a status, refused for want of a
- * receive WQE (RNR), or unanswered; over the wire, RC's verdict comes
- * later (pending), and the engine asks again when it came.
+ * receive WQE (RNR), or unanswered; over the wire, an RC message joins
+ * the requester's window (pending), or waits for room in it (blocked),
+ * and its answer comes later.
  *
  * Loopback (loopback.c) serves QPs of softhca devices in this host, by
  * calling the responder directly with the requester's memory as the
@@ -28,8 +29,11 @@ enum shca_tx {
 	SHCA_TX_RNR,		/* no receive WQE: retry after rnr_timer */
 	SHCA_TX_LOST,		/* nothing answered: retry after a timeout */
 	SHCA_TX_REMOTE,		/* not in this host: for the wire */
-	SHCA_TX_PENDING,	/* sent: the answer comes from the wire */
+	SHCA_TX_PENDING,	/* sent: in the window until answered */
+	SHCA_TX_BLOCKED,	/* no room in the window yet: not sent */
 };
+
+struct shca_wire_slot;
 
 /**
  * struct shca_msg - one message, requester to responder
@@ -50,6 +54,7 @@ enum shca_tx {
  * @qkey: a UD message's Q_Key
  * @av: the path (GIDs and the GRH fields a UD receiver sees)
  * @smac: the requester's MAC address
+ * @slot: RC: where the requester's window keeps the message's state
  * @status: set by the responder with SHCA_TX_DONE, as the requester's
  *	completion reports it
  * @rnr_timer: set with SHCA_TX_RNR: the responder's minimum RNR timer
@@ -72,6 +77,7 @@ struct shca_msg {
 	u32 qkey;
 	const struct shca_av *av;
 	const u8 *smac;
+	struct shca_wire_slot *slot;
 
 	enum ib_wc_status status;
 	u8 rnr_timer;

@@ -471,7 +471,7 @@ static bool shca_wq_flush(struct shca_qp *qp, struct shca_queue *q,
 		shca_cq_push(to_shca_cq(ibcq), &cqe, true);
 	}
 	/* What is posted from now on is flushed when the doorbell rings. */
-	return n == SHCA_FLUSH_BATCH || shca_queue_sleep(q);
+	return n == SHCA_FLUSH_BATCH || shca_queue_sleep(q, 0);
 }
 
 /**
