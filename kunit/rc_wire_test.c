@@ -2147,13 +2147,20 @@ static void shca_rcw_win_loss(struct kunit *test)
 }
 
 /*
+ * 4.096 us << 16: 268 ms, longer than SHCA_RCW_QUIET, so that the test
+ * answers before the first timeout however slow its guest, and a timeout
+ * still takes a fraction of a second.
+ */
+#define SHCA_RCW_WIN_TIMEOUT 16
+
+/*
  * The window's tail lost, and no NAK: an ACK in the middle of the third
  * message completes two and moves una; the local ACK timeout then sends
  * again what follows it (three packets), once, and counts it.
  */
 static void shca_rcw_win_timeout(struct kunit *test)
 {
-	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_FAST);
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_WIN_TIMEOUT);
 	struct shca_rcw_msg m[SHCA_RCW_WIN];
 	s64 timeouts, resent;
 

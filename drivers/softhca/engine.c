@@ -753,16 +753,29 @@ static void shca_qp_rx_work(struct work_struct *work)
 	shca_qp_run(container_of(work, struct shca_qp, rx_work));
 }
 
+/* Copies of @win WQEs of @wqe_size bytes, their wire state first. */
+static struct shca_wire_slot *shca_req_alloc(u32 win, u32 wqe_size, gfp_t gfp)
+{
+	return kcalloc(win, sizeof(struct shca_wire_slot) + wqe_size, gfp);
+}
+
+static void shca_req_set(struct shca_req *req, struct shca_wire_slot *msgs,
+			 u32 win)
+{
+	req->msgs = msgs;
+	req->wqes = msgs + win;
+	req->win = win;
+}
+
 /**
  * shca_engine_qp_init() - a new QP's engine
  * @qp: the QP, its send queue made
  * @user: its consumer is a process
- * @gfp: for the copies of the WQEs it takes
+ * @gfp: for the copy of the WQE it takes
  *
- * An RC QP takes up to SHCA_ENGINE_WINDOW WQEs (its send queue's depth,
- * if less) into the wire's window; any other QP one at a time.  A copy
- * is as large as the ring's entries, which the QP's max_send_sge and
- * max_inline_data size.
+ * The engine takes a QP's WQEs one at a time, until an RC QP's path
+ * leaves the host (shca_engine_qp_window()).  A copy is as large as the
+ * ring's entries, which the QP's max_send_sge and max_inline_data size.
  *
  * Context: process context.
  * Return: 0 or -ENOMEM.
@@ -770,17 +783,14 @@ static void shca_qp_rx_work(struct work_struct *work)
 int shca_engine_qp_init(struct shca_qp *qp, bool user, gfp_t gfp)
 {
 	struct shca_req *req = &qp->req;
-	u32 win = 1;
+	struct shca_wire_slot *msgs;
 
-	if (qp->ibqp.qp_type == IB_QPT_RC)
-		win = min_t(u32, qp->sq.queue.num, SHCA_ENGINE_WINDOW);
 	req->wqe_size = min_t(u32, qp->sq.queue.entry_size,
 			      sizeof(struct shca_swqe));
-	req->msgs = kcalloc(win, sizeof(*req->msgs) + req->wqe_size, gfp);
-	if (!req->msgs)
+	msgs = shca_req_alloc(1, req->wqe_size, gfp);
+	if (!msgs)
 		return -ENOMEM;
-	req->wqes = req->msgs + win;
-	req->win = win;
+	shca_req_set(req, msgs, 1);
 	qp->engine_wq = user ? shca_engine_user_wq : shca_engine_wq;
 	mutex_init(&qp->engine_lock);
 	skb_queue_head_init(&qp->rx_pkts);
@@ -790,6 +800,41 @@ int shca_engine_qp_init(struct shca_qp *qp, bool user, gfp_t gfp)
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	qp->req.timer.function = shca_req_timer;
 	return 0;
+}
+
+/**
+ * shca_engine_qp_window() - an RC QP's path leaves the host: a window
+ * @qp: the QP, whose path modify_qp just set
+ * @gfp: for the copies
+ *
+ * Loopback executes a QP's messages one at a time, with one copy of a
+ * WQE.  An RC QP whose destination is no device of this host keeps up to
+ * SHCA_ENGINE_WINDOW messages (its send queue's depth, if less) in
+ * flight on the wire, each with its copy: those are made here, once, so
+ * that the QPs loopback serves do not pay for them.  Without the memory,
+ * the QP sends one message at a time.
+ *
+ * Context: the command queue; sleeps.
+ */
+void shca_engine_qp_window(struct shca_qp *qp, gfp_t gfp)
+{
+	u32 win = min_t(u32, qp->sq.queue.num, SHCA_ENGINE_WINDOW);
+	struct shca_req *req = &qp->req;
+	struct shca_wire_slot *msgs;
+
+	if (req->win >= win)
+		return;
+	msgs = shca_req_alloc(win, req->wqe_size, gfp | __GFP_NOWARN);
+	if (!msgs)
+		return;
+	mutex_lock(&qp->engine_lock);
+	/* A path is set before RTS: the engine holds no WQE yet. */
+	if (!req->taken && !req->held) {
+		swap(req->msgs, msgs);
+		shca_req_set(req, req->msgs, win);
+	}
+	mutex_unlock(&qp->engine_lock);
+	kfree(msgs);
 }
 
 /* Frees what shca_engine_qp_init() allocated; its engine is stopped. */

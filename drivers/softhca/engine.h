@@ -25,6 +25,7 @@ int shca_engine_init(void);
 void shca_engine_destroy(void);
 
 int shca_engine_qp_init(struct shca_qp *qp, bool user, gfp_t gfp);
+void shca_engine_qp_window(struct shca_qp *qp, gfp_t gfp);
 void shca_engine_qp_free(struct shca_qp *qp);
 void shca_engine_kick(struct shca_qp *qp);
 void shca_engine_kick_rx(struct shca_qp *qp);

@@ -549,9 +549,15 @@ static int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 	ret = shca_qp_modify_locked(qp, attr, mask, &next);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 	mutex_unlock(&qp->engine_lock);
-	if (!ret && (mask & IB_QP_STATE))
+	if (ret)
+		return ret;
+	/* A path off the host: the wire's window (loopback needs none). */
+	if ((mask & IB_QP_AV) && qp->ibqp.qp_type == IB_QPT_RC && !qp->av.peer)
+		shca_engine_qp_window(qp, qp->ibqp.uobject ?
+				      GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+	if (mask & IB_QP_STATE)
 		shca_qp_entered(qp, next);
-	return ret;
+	return 0;
 }
 
 static int shca_qp_modify_cmd(struct shca_cmd *cmd)
