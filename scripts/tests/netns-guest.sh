@@ -147,7 +147,7 @@ reap() {
 # on cli_dev (set_pair); RUN, if not empty, numbers a repeated case.
 run_case() {
 	local name=$2 test=$3 netem=${*:4} result=nswire/$pair$2$1 log why=
-	local pid src crc tx_s tx_c pk_s start=$SECONDS
+	local pid src crc tx_s tx_c pk_s note start=$SECONDS
 	local in_srv=(ip netns exec "$srv_ns") in_cli=(ip netns exec "$cli_ns")
 	if [ -n "$brief" ] && [[ $wire_brief_tests != *" $name "* ]]; then
 		skip "$result" "not in the brief run; netns.sh without --brief runs it"
@@ -184,10 +184,13 @@ run_case() {
 			[ "$(tail -n 1 "$log.server")" = "$lingered" ]; then
 			src=0
 		fi
-		[ "$src $crc" = "0 0" ] ||
-			why="$(flake "$log.server" "$log.client")"
-		[ "$src $crc" = "0 0" ] ||
-			why="${why:+$why; }server exit $src, client exit $crc"
+		if [ "$src $crc" != "0 0" ]; then
+			note=$(report_lost "$log.server" "$log.client") ||
+				why="server exit $src, client exit $crc"
+			[ -z "$note" ] ||
+				echo "$result: $note (server exit $src, client exit $crc)" |
+				figures
+		fi
 	else
 		kill "$pid" 2>/dev/null
 		wait "$pid"

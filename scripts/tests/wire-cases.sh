@@ -191,21 +191,6 @@ side_verdict() {
 	return "$rc"
 }
 
-# flake LOG...: if a LOG shows a failure that is the environment's, not
-# the devices', what it is, for the case's FAIL line: it fails the case
-# all the same (a case is never run again), and says so.
-#  - perftest times its run with the CPU's cycle counter, calibrated
-#    against gettimeofday() after the traffic: 200 busy waits of 0.1 to
-#    2 ms each, whose fit must reach r^2 0.9.  Under TCG, a vCPU that
-#    the host descheduled in the middle spoils the fit, and perftest
-#    prints "Can't produce a report" instead of its figures, exits 1, and
-#    its server waits for the report exchange for ever.
-flake() {
-	if grep -qs "Can't produce a report" "$@"; then
-		echo "FLAKE: perftest could not calibrate its clock after the traffic (a starved vCPU: r^2 < 0.9)"
-	fi
-}
-
 # hw_counters DEV: DEV's non-zero hardware counters, " NAME=VALUE" each,
 # on one line (softhca's drops by reason, its retransmissions and
 # duplicates; rdma_rxe's).  Read by the shell itself: under TCG a process

@@ -338,7 +338,7 @@ bench_record() {
 # run_case KEY PAIR NAME TEST [NETEM]: one case, both sides.
 run_case() {
 	local key=$1 pair=$2 name=$3 test=$4 netem=${5:-} type dev result
-	local k up=0 down=0 peer_up peer_down mine='' theirs='' log why=''
+	local k up=0 down=0 peer_up peer_down mine='' theirs='' log why='' note
 	local start=$SECONDS
 	result=${pair/\//-}/$name
 	[ -z "$only" ] || [[ $result =~ $only ]] || return 0
@@ -394,8 +394,12 @@ run_case() {
 	if [ "$up $peer_up" != "0 0" ]; then
 		why="device setup: a $up, b $peer_up"
 	elif [ "$mine $theirs" != "0 0" ]; then
-		why=$(flake "$log" "${mydir%/*}/$other/cases/$result.$other.log")
-		why="${why:+$why; }server exit $mine, client exit $theirs"
+		note=$(report_lost "$log" \
+			"${mydir%/*}/$other/cases/$result.$other.log") ||
+			why="server exit $mine, client exit $theirs"
+		[ -z "$note" ] ||
+			echo "$result: $note (server exit $mine, client exit $theirs)" |
+			figures
 	fi
 	[ "$down $peer_down" = "0 0" ] ||
 		why="${why:+$why; }teardown: a $down, b $peer_down"
