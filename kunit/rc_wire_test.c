@@ -1749,8 +1749,10 @@ static void shca_rcw_req_read(struct kunit *test)
 /*
  * The MIDDLE READ response lost: the LAST tells, and a READ request for
  * the rest goes out with the MIDDLE's PSN, its address one MTU on and
- * its length one MTU less (one packet resent for a gap); its responses
- * complete the READ.
+ * its length one MTU less (one packet resent for a gap).  The LAST again
+ * (still on its way, or a duplicate) asks for nothing more: one resend
+ * per gap, until una moves.  The new request's responses complete the
+ * READ.
  */
 static void shca_rcw_req_read_gap(struct kunit *test)
 {
@@ -1772,6 +1774,8 @@ static void shca_rcw_req_read_gap(struct kunit *test)
 	shca_frame_inject(test, w->ndev, gap, 2);
 	shca_rcw_expect_read_req(test, w, shca_rcw_sq(1), SHCA_RCW_MTU,
 				 700 - SHCA_RCW_MTU);
+	shca_frame_inject(test, w->ndev, &gap[1], 1);
+	shca_rcw_quiet(test, w);
 	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
 	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w, SHCA_CNT_RESENT_SEQ),
 			resent + 1);

@@ -380,7 +380,6 @@ enum shca_wire_act shca_roce_req_act(struct shca_qp *qp, bool expired,
 		verdict = SHCA_WIRE_NONE;
 		break;
 	}
-	wr->gap = false;
 	wr->cause = verdict;
 	return SHCA_WIRE_ACT_RESEND;
 }
@@ -519,7 +518,13 @@ static void shca_req_verdict(struct shca_qp *qp, enum shca_wire_verdict v)
 		qp->req.wire.verdict = v;
 }
 
-/* An answer beyond una: the responses before it were lost. */
+/*
+ * An answer beyond una: the responses before it were lost.  One resend
+ * per gap: the answers still on their way to the first request show the
+ * same gap, and a responder may abandon the replay it was sending for
+ * each new duplicate READ, so that one resend each would never let una
+ * move.  Until una moves, only the local ACK timeout resends again.
+ */
 static void shca_req_gap(struct shca_qp *qp)
 {
 	if (qp->req.wire.gap)
