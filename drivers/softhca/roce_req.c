@@ -95,10 +95,14 @@ static bool shca_req_atomic(u8 opcode)
 }
 
 /* READs and atomics are answered by responses, the rest by ACKs. */
+static bool shca_req_responded_op(u8 opcode)
+{
+	return opcode == IB_WR_RDMA_READ || shca_req_atomic(opcode);
+}
+
 static bool shca_req_responded(const struct shca_wire_slot *ws)
 {
-	return ws->wr_opcode == IB_WR_RDMA_READ ||
-	       shca_req_atomic(ws->wr_opcode);
+	return shca_req_responded_op(ws->wr_opcode);
 }
 
 /* The PSN after @ws's last. */
@@ -220,14 +224,12 @@ static bool shca_req_room(struct shca_qp *qp, const struct shca_msg *msg,
 {
 	struct shca_wire_req *wr = &qp->req.wire;
 	u32 rd_max = max_t(u32, READ_ONCE(qp->attr.max_rd_atomic), 1);
-	bool responded = msg->opcode == IB_WR_RDMA_READ ||
-			 shca_req_atomic(msg->opcode);
 
 	if (!qp->req.taken)
 		return true;
 	if ((msg->flags & SOFTHCA_WQE_FENCE) && wr->rd_atomic)
 		return false;
-	if (responded && wr->rd_atomic >= rd_max)
+	if (shca_req_responded_op(msg->opcode) && wr->rd_atomic >= rd_max)
 		return false;
 	return shca_psn_diff(shca_psn_add(qp->req.psn, npsn), wr->una) <=
 	       SHCA_WIRE_WINDOW_PSNS;
