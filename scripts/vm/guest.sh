@@ -32,6 +32,15 @@ param() {
 	done
 }
 
+# The vCPUs the kernel did not boot on (run.sh boots with maxcpus=1).
+online_cpus() {
+	local f
+	for f in /sys/devices/system/cpu/cpu[0-9]*/online; do
+		[ -e "$f" ] || continue
+		[ "$(<"$f")" = 1 ] || echo 1 >"$f" || note "cannot online ${f%/online}"
+	done
+}
+
 mount_basics() {
 	mkdir -p /dev/pts /dev/shm
 	mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
@@ -82,6 +91,7 @@ kmemleak() {
 main() {
 	local share run status ended
 	mount_basics
+	online_cpus
 	share=$(param share)
 	run=$(param run)
 	if ! mount_share "$share" || ! [ -f "$run/job" ]; then

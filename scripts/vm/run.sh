@@ -147,10 +147,17 @@ write_job() {
 # sched_clock_idle_wakeup_event() at that moment (and of a double fault
 # in __kmalloc, its EFLAGS impossible, in another run that had switched
 # clocksource earlier).
+#
+# maxcpus=1: the boot patches static branches too, and TCG can run a
+# stale int3 of such a patch on the other vCPU: with the TSC reliable, the
+# late initcall that marks sched_clock stable patches sched_clock_cpu(),
+# and a timer interrupt on the second vCPU died there of an int3 "Fatal
+# exception in interrupt" (Debian's 6.12, in CI).  So the kernel boots on
+# one vCPU, and guest.sh brings the others online before the job runs.
 boot() {
 	local initrd=$1 cmdline
 	cmdline="console=ttyS0 loglevel=5 printk.time=1 panic=-1 kunit.enable=1"
-	cmdline+=" tsc=reliable"
+	cmdline+=" tsc=reliable maxcpus=1"
 	cmdline+=" harness.init=$top/scripts/vm/guest.sh"
 	cmdline+=" harness.share=$share harness.run=$run $append"
 	# --foreground keeps QEMU in our process group, so that whoever kills
