@@ -8,6 +8,13 @@
  *	> /sys/kernel/debug/ibloop/run
  *   cat /sys/kernel/debug/ibloop/run
  *
+ * peer=DEV puts the target QP on another device, e.g. a softhca or
+ * rdma_rxe device in another network namespace, so that the messages
+ * cross a wire (every byte still checked):
+ *
+ *   echo "dev=softhca0 peer=rxe0 op=read size=1048576 iters=50 depth=8" \
+ *	> /sys/kernel/debug/ibloop/run
+ *
  * A write runs synchronously in the writer's context and returns when the
  * run ended: the line's length, or the run's errno.  A read returns the
  * last run's result as one line of key=value pairs.
@@ -42,7 +49,7 @@
 #include "ibloop.h"
 
 #define IBLOOP_LINE_MAX		256	/* a control line */
-#define IBLOOP_RESULT_MAX	384	/* a result line */
+#define IBLOOP_RESULT_MAX	448	/* a result line */
 #define IBLOOP_DEPTH_MAX	1024
 /* Per buffer (four per run) of depth slots: one run stays below 64 MiB. */
 #define IBLOOP_WINDOW_MAX	SZ_16M
@@ -103,6 +110,9 @@ static int ibloop_parse_pair(struct ibloop_cfg *cfg, const char *key,
 
 	if (!strcmp(key, "dev"))
 		return strscpy(cfg->dev, val, sizeof(cfg->dev)) > 0 ? 0 :
+		       -EINVAL;
+	if (!strcmp(key, "peer"))
+		return strscpy(cfg->peer, val, sizeof(cfg->peer)) > 0 ? 0 :
 		       -EINVAL;
 	if (!strcmp(key, "op")) {
 		i = match_string(ibloop_op_names, ARRAY_SIZE(ibloop_op_names),
@@ -177,8 +187,9 @@ static void ibloop_format(const struct ibloop_cfg *cfg,
 
 	mutex_lock(&ibloop_result_lock);
 	scnprintf(ibloop_result, sizeof(ibloop_result),
-		  "dev=%s op=%s size=%u iters=%u depth=%u mode=%s ctx=%s completed=%llu bytes=%llu ns=%llu mbps=%llu msgs_per_s=%llu mismatches=%llu errors=%llu ctx_violations=%llu max_handler_depth=%d status=%d\n",
-		  cfg->dev, ibloop_op_names[cfg->op], cfg->size, cfg->iters,
+		  "dev=%s peer=%s op=%s size=%u iters=%u depth=%u mode=%s ctx=%s completed=%llu bytes=%llu ns=%llu mbps=%llu msgs_per_s=%llu mismatches=%llu errors=%llu ctx_violations=%llu max_handler_depth=%d status=%d\n",
+		  cfg->dev, cfg->peer[0] ? cfg->peer : cfg->dev,
+		  ibloop_op_names[cfg->op], cfg->size, cfg->iters,
 		  cfg->depth, ibloop_mode_names[cfg->mode],
 		  ibloop_context_names[cfg->context], res->completed,
 		  bytes, res->ns, ibloop_per_s(bytes, 1000, res->ns),

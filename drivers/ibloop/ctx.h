@@ -34,6 +34,11 @@ struct ibloop_ctx;
 /**
  * struct ibloop_side - one QP of the pair and what belongs to it
  * @ctx: the run
+ * @dev: its device, held (both sides may have the same)
+ * @port: port 1's attributes
+ * @sgid: the GID the QP sends from, held
+ * @dmac: its MAC address (RoCE): where the other side sends to
+ * @pd: its PD, whose DMA lkey and global rkey its buffers are reached by
  * @cq: its CQ, for both its send and receive queues
  * @qp: the QP
  * @buf: its source and destination buffers, of cfg->depth slots each
@@ -42,6 +47,11 @@ struct ibloop_ctx;
  */
 struct ibloop_side {
 	struct ibloop_ctx *ctx;
+	struct ib_device *dev;
+	struct ib_port_attr port;
+	const struct ib_gid_attr *sgid;
+	u8 dmac[ETH_ALEN];
+	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	struct ibloop_buf *buf[IBLOOP_BUFS];
@@ -65,12 +75,7 @@ struct ibloop_msg {
  * struct ibloop_ctx - one run
  * @cfg: what to run
  * @res: the results, written by the service loop's owner
- * @dev: the device, held
- * @port: port 1's attributes
- * @sgid: the GID both QPs use, held
- * @dmac: its MAC address (RoCE)
  * @rd_atom: RDMA reads in flight per QP
- * @pd: the PD of both QPs
  * @side: initiator and target
  * @flags: the service loop's lock bit and work (traffic.c)
  * @timer: runs the service loop for context=hardirq and softirq
@@ -91,12 +96,7 @@ struct ibloop_msg {
 struct ibloop_ctx {
 	const struct ibloop_cfg *cfg;
 	struct ibloop_result *res;
-	struct ib_device *dev;
-	struct ib_port_attr port;
-	const struct ib_gid_attr *sgid;
-	u8 dmac[ETH_ALEN];
 	u8 rd_atom;
-	struct ib_pd *pd;
 	struct ibloop_side side[IBLOOP_SIDES];
 	unsigned long flags;
 	struct hrtimer timer;

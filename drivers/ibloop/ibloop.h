@@ -37,17 +37,20 @@ enum ibloop_context {
 
 /**
  * struct ibloop_cfg - what one run does, parsed from a control line
- * @dev: name of the RDMA device
+ * @dev: name of the RDMA device, the initiator's
+ * @peer: name of the target's device, or "" for @dev's own loopback
  * @op: the operation each message is
  * @size: bytes per message
  * @iters: messages in the run
  * @depth: messages in flight
  * @mode: completion handler or busy polling
  * @context: the context the verbs of the data path are called from
- * @gid: source GID index on port 1, or -1 to pick one
+ * @gid: source GID index on port 1 of @dev (and of @peer when that is
+ *	@dev), or -1 to pick one
  */
 struct ibloop_cfg {
 	char dev[IB_DEVICE_NAME_MAX];
+	char peer[IB_DEVICE_NAME_MAX];
 	enum ibloop_op op;
 	u32 size;
 	u32 iters;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Setting up and tearing down an ibloop run: two RC QPs of one device,
- * connected to each other through the device's own GID, with nothing but
- * ib_core's exported verbs, so that any RoCE or InfiniBand device will do.
+ * Setting up and tearing down an ibloop run: two RC QPs, of one device
+ * and connected through its own GID, or of two devices (peer=) and
+ * connected through theirs, e.g. across a wire between two network
+ * namespaces; with nothing but ib_core's exported verbs, so that any RoCE
+ * or InfiniBand device will do, and any two side by side.
  *
  * Each side has its own CQ, shared by its send and receive queues: a send
  * then completes on one CQ and is received on the other, which exercises
@@ -31,20 +33,28 @@ static void ibloop_qp_event(struct ib_event *event, void *qp_context)
 		  ib_event_msg(event->event));
 }
 
-static void ibloop_fill_av(struct ibloop_ctx *ctx, struct rdma_ah_attr *ah)
+/* The other side of a run. */
+static struct ibloop_side *ibloop_other(struct ibloop_side *side)
 {
-	union ib_gid dgid = ctx->sgid->gid;	/* the setter's is not const */
+	return &side->ctx->side[side == &side->ctx->side[IBLOOP_INI]];
+}
 
-	ah->type = rdma_ah_find_type(ctx->dev, IBLOOP_PORT);
+/* The path from @side's QP to the other side's. */
+static void ibloop_fill_av(struct ibloop_side *side, struct rdma_ah_attr *ah)
+{
+	struct ibloop_side *to = ibloop_other(side);
+	union ib_gid dgid = to->sgid->gid;	/* the setter's is not const */
+
+	ah->type = rdma_ah_find_type(side->dev, IBLOOP_PORT);
 	rdma_ah_set_port_num(ah, IBLOOP_PORT);
 	rdma_ah_set_sl(ah, 0);
 	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE) {
-		rdma_ah_set_dlid(ah, ctx->port.lid);
+		rdma_ah_set_dlid(ah, to->port.lid);
 		return;
 	}
-	rdma_ah_set_grh(ah, &dgid, 0, ctx->sgid->index, 64, 0);
+	rdma_ah_set_grh(ah, &dgid, 0, side->sgid->index, 64, 0);
 	/* ib_core resolves the MAC for user QPs only; this is our own. */
-	memcpy(ah->roce.dmac, ctx->dmac, ETH_ALEN);
+	memcpy(ah->roce.dmac, to->dmac, ETH_ALEN);
 }
 
 static int ibloop_to_init(struct ib_qp *qp)
@@ -61,25 +71,26 @@ static int ibloop_to_init(struct ib_qp *qp)
 			    IB_QP_PORT | IB_QP_ACCESS_FLAGS);
 }
 
-static int ibloop_to_rtr(struct ibloop_ctx *ctx, struct ib_qp *qp, u32 dqpn)
+static int ibloop_to_rtr(struct ibloop_side *side)
 {
+	struct ibloop_side *to = ibloop_other(side);
 	struct ib_qp_attr attr = {
 		.qp_state = IB_QPS_RTR,
-		.path_mtu = min_t(enum ib_mtu, IB_MTU_1024,
-				  ctx->port.active_mtu),
-		.dest_qp_num = dqpn,
+		.path_mtu = min3(IB_MTU_1024, side->port.active_mtu,
+				 to->port.active_mtu),
+		.dest_qp_num = to->qp->qp_num,
 		.rq_psn = IBLOOP_PSN,
-		.max_dest_rd_atomic = ctx->rd_atom,
+		.max_dest_rd_atomic = side->ctx->rd_atom,
 		.min_rnr_timer = 1,
 	};
 
-	ibloop_fill_av(ctx, &attr.ah_attr);
-	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV |
+	ibloop_fill_av(side, &attr.ah_attr);
+	return ib_modify_qp(side->qp, &attr, IB_QP_STATE | IB_QP_AV |
 			    IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
 			    IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
 }
 
-static int ibloop_to_rts(struct ibloop_ctx *ctx, struct ib_qp *qp)
+static int ibloop_to_rts(struct ibloop_side *side)
 {
 	struct ib_qp_attr attr = {
 		.qp_state = IB_QPS_RTS,
@@ -87,38 +98,34 @@ static int ibloop_to_rts(struct ibloop_ctx *ctx, struct ib_qp *qp)
 		.retry_cnt = 7,
 		.rnr_retry = 7,
 		.sq_psn = IBLOOP_PSN,
-		.max_rd_atomic = ctx->rd_atom,
+		.max_rd_atomic = side->ctx->rd_atom,
 	};
 
-	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
+	return ib_modify_qp(side->qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
 			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
 			    IB_QP_MAX_QP_RD_ATOMIC);
 }
 
 /* RESET to RTS, with the other side's QP as the destination. */
-static int ibloop_connect_qp(struct ibloop_ctx *ctx, struct ib_qp *qp,
-			     u32 dqpn)
+static int ibloop_connect_qp(struct ibloop_side *side)
 {
 	int ret;
 
-	ret = ibloop_to_init(qp);
+	ret = ibloop_to_init(side->qp);
 	if (!ret)
-		ret = ibloop_to_rtr(ctx, qp, dqpn);
+		ret = ibloop_to_rtr(side);
 	if (!ret)
-		ret = ibloop_to_rts(ctx, qp);
+		ret = ibloop_to_rts(side);
 	if (ret)
-		ibdev_dbg(ctx->dev, "ibloop: connect QP %u: %d\n",
-			  qp->qp_num, ret);
+		ibdev_dbg(side->dev, "ibloop: connect QP %u: %d\n",
+			  side->qp->qp_num, ret);
 	return ret;
 }
 
 static int ibloop_connect(struct ibloop_ctx *ctx)
 {
-	struct ib_qp *ini = ctx->side[IBLOOP_INI].qp;
-	struct ib_qp *tgt = ctx->side[IBLOOP_TGT].qp;
-
-	return ibloop_connect_qp(ctx, ini, tgt->qp_num) ?:
-	       ibloop_connect_qp(ctx, tgt, ini->qp_num);
+	return ibloop_connect_qp(&ctx->side[IBLOOP_INI]) ?:
+	       ibloop_connect_qp(&ctx->side[IBLOOP_TGT]);
 }
 
 static int ibloop_create_side(struct ibloop_ctx *ctx, struct ibloop_side *side)
@@ -138,14 +145,13 @@ static int ibloop_create_side(struct ibloop_ctx *ctx, struct ibloop_side *side)
 	};
 	int ret;
 
-	side->ctx = ctx;
-	side->cq = ib_create_cq(ctx->dev, ibloop_comp, ibloop_cq_event, side,
+	side->cq = ib_create_cq(side->dev, ibloop_comp, ibloop_cq_event, side,
 				&cq_attr);
 	if (IS_ERR(side->cq))
 		return PTR_ERR(side->cq);
 	qp_attr.send_cq = side->cq;
 	qp_attr.recv_cq = side->cq;
-	side->qp = ib_create_qp(ctx->pd, &qp_attr);
+	side->qp = ib_create_qp(side->pd, &qp_attr);
 	if (IS_ERR(side->qp)) {
 		ret = PTR_ERR(side->qp);
 		goto err_destroy_cq;
@@ -166,12 +172,13 @@ static void ibloop_destroy_side(struct ibloop_ctx *ctx,
 	ib_destroy_cq(side->cq);
 }
 
-static void ibloop_free_buf(struct ibloop_ctx *ctx, struct ibloop_buf *buf)
+static void ibloop_free_buf(struct ibloop_side *side, struct ibloop_buf *buf)
 {
+	const struct ibloop_cfg *cfg = side->ctx->cfg;
 	u32 i;
 
-	for (i = 0; i < ctx->cfg->depth && buf[i].va; i++) {
-		ib_dma_unmap_single(ctx->dev, buf[i].dma, ctx->cfg->size,
+	for (i = 0; i < cfg->depth && buf[i].va; i++) {
+		ib_dma_unmap_single(side->dev, buf[i].dma, cfg->size,
 				    DMA_BIDIRECTIONAL);
 		kfree(buf[i].va);
 	}
@@ -179,21 +186,22 @@ static void ibloop_free_buf(struct ibloop_ctx *ctx, struct ibloop_buf *buf)
 }
 
 /* One buffer of @depth message slots, each mapped on its own. */
-static struct ibloop_buf *ibloop_alloc_buf(struct ibloop_ctx *ctx)
+static struct ibloop_buf *ibloop_alloc_buf(struct ibloop_side *side)
 {
-	u32 i, size = ctx->cfg->size;
+	const struct ibloop_cfg *cfg = side->ctx->cfg;
 	struct ibloop_buf *buf;
+	u32 i;
 
-	buf = kcalloc(ctx->cfg->depth, sizeof(*buf), GFP_KERNEL);
+	buf = kcalloc(cfg->depth, sizeof(*buf), GFP_KERNEL);
 	if (!buf)
 		return NULL;
-	for (i = 0; i < ctx->cfg->depth; i++) {
-		buf[i].va = kzalloc(size, GFP_KERNEL);
+	for (i = 0; i < cfg->depth; i++) {
+		buf[i].va = kzalloc(cfg->size, GFP_KERNEL);
 		if (!buf[i].va)
 			goto err_free_buf;
-		buf[i].dma = ib_dma_map_single(ctx->dev, buf[i].va, size,
+		buf[i].dma = ib_dma_map_single(side->dev, buf[i].va, cfg->size,
 					       DMA_BIDIRECTIONAL);
-		if (ib_dma_mapping_error(ctx->dev, buf[i].dma)) {
+		if (ib_dma_mapping_error(side->dev, buf[i].dma)) {
 			kfree(buf[i].va);
 			buf[i].va = NULL;
 			goto err_free_buf;
@@ -202,7 +210,7 @@ static struct ibloop_buf *ibloop_alloc_buf(struct ibloop_ctx *ctx)
 	return buf;
 
 err_free_buf:
-	ibloop_free_buf(ctx, buf);
+	ibloop_free_buf(side, buf);
 	return NULL;
 }
 
@@ -218,16 +226,18 @@ static void ibloop_free_bufs(struct ibloop_ctx *ctx)
 
 	for (i = 0; i < IBLOOP_SIDES * IBLOOP_BUFS; i++)
 		if (*ibloop_bufp(ctx, i))
-			ibloop_free_buf(ctx, *ibloop_bufp(ctx, i));
+			ibloop_free_buf(&ctx->side[i / IBLOOP_BUFS],
+					*ibloop_bufp(ctx, i));
 }
 
-/* A source and a destination buffer on each side. */
+/* A source and a destination buffer on each side, mapped for its device. */
 static int ibloop_alloc_bufs(struct ibloop_ctx *ctx)
 {
 	int i;
 
 	for (i = 0; i < IBLOOP_SIDES * IBLOOP_BUFS; i++) {
-		*ibloop_bufp(ctx, i) = ibloop_alloc_buf(ctx);
+		*ibloop_bufp(ctx, i) =
+			ibloop_alloc_buf(&ctx->side[i / IBLOOP_BUFS]);
 		if (!*ibloop_bufp(ctx, i)) {
 			ibloop_free_bufs(ctx);
 			return -ENOMEM;
@@ -243,94 +253,132 @@ static bool ibloop_gid_wanted(const struct ib_gid_attr *attr)
 }
 
 /* The first RoCE v2 GID with an IPv4 address, else index 0. */
-static const struct ib_gid_attr *ibloop_find_gid(struct ibloop_ctx *ctx)
+static const struct ib_gid_attr *ibloop_find_gid(struct ibloop_side *side)
 {
 	const struct ib_gid_attr *attr;
 	int i;
 
-	for (i = 0; i < ctx->port.gid_tbl_len; i++) {
-		attr = rdma_get_gid_attr(ctx->dev, IBLOOP_PORT, i);
+	for (i = 0; i < side->port.gid_tbl_len; i++) {
+		attr = rdma_get_gid_attr(side->dev, IBLOOP_PORT, i);
 		if (IS_ERR(attr))
 			continue;
 		if (ibloop_gid_wanted(attr))
 			return attr;
 		rdma_put_gid_attr(attr);
 	}
-	return rdma_get_gid_attr(ctx->dev, IBLOOP_PORT, 0);
+	return rdma_get_gid_attr(side->dev, IBLOOP_PORT, 0);
 }
 
-static int ibloop_get_gid(struct ibloop_ctx *ctx)
+static int ibloop_get_gid(struct ibloop_side *side, int index)
 {
 	const struct ib_gid_attr *attr;
 	int ret;
 
-	if (ctx->cfg->gid >= 0)
-		attr = rdma_get_gid_attr(ctx->dev, IBLOOP_PORT, ctx->cfg->gid);
+	if (index >= 0)
+		attr = rdma_get_gid_attr(side->dev, IBLOOP_PORT, index);
 	else
-		attr = ibloop_find_gid(ctx);
+		attr = ibloop_find_gid(side);
 	if (IS_ERR(attr)) {
-		ibdev_dbg(ctx->dev, "ibloop: no GID: %ld\n", PTR_ERR(attr));
+		ibdev_dbg(side->dev, "ibloop: no GID: %ld\n", PTR_ERR(attr));
 		return -EINVAL;
 	}
-	if (rdma_protocol_roce(ctx->dev, IBLOOP_PORT)) {
-		ret = rdma_read_gid_l2_fields(attr, NULL, ctx->dmac);
+	if (rdma_protocol_roce(side->dev, IBLOOP_PORT)) {
+		ret = rdma_read_gid_l2_fields(attr, NULL, side->dmac);
 		if (ret) {
 			rdma_put_gid_attr(attr);
 			return ret;
 		}
 	}
-	ctx->sgid = attr;
+	side->sgid = attr;
 	return 0;
 }
 
-/* Port 1 must exist, connect without a CM, and take the queues asked. */
-static int ibloop_check_dev(struct ibloop_ctx *ctx)
+/*
+ * Port 1 must exist, connect without a CM, and take the queues asked;
+ * the run's reads in flight are the fewest either device takes.
+ */
+static int ibloop_check_dev(struct ibloop_side *side)
 {
-	const struct ib_device_attr *attrs = &ctx->dev->attrs;
+	const struct ib_device_attr *attrs = &side->dev->attrs;
+	struct ibloop_ctx *ctx = side->ctx;
 	u32 depth = ctx->cfg->depth;
 	int ret;
 
-	if (rdma_start_port(ctx->dev) > IBLOOP_PORT ||
-	    rdma_end_port(ctx->dev) < IBLOOP_PORT)
+	if (rdma_start_port(side->dev) > IBLOOP_PORT ||
+	    rdma_end_port(side->dev) < IBLOOP_PORT)
 		return -ENODEV;
 	/* iWARP QPs (siw) reach RTS only through the iw_cm. */
-	if (rdma_protocol_iwarp(ctx->dev, IBLOOP_PORT))
+	if (rdma_protocol_iwarp(side->dev, IBLOOP_PORT))
 		return -EOPNOTSUPP;
-	ret = ib_query_port(ctx->dev, IBLOOP_PORT, &ctx->port);
+	ret = ib_query_port(side->dev, IBLOOP_PORT, &side->port);
 	if (ret)
 		return ret;
 	if (depth > attrs->max_qp_wr || 2 * depth > attrs->max_cqe)
 		return -EINVAL;
 	ctx->rd_atom = min3(attrs->max_qp_rd_atom, attrs->max_qp_init_rd_atom,
-			    IBLOOP_RD_ATOM);
+			    ctx->rd_atom);
 	if (ctx->cfg->op == IBLOOP_OP_READ && !ctx->rd_atom)
 		return -EOPNOTSUPP;
 	return 0;
 }
 
-static struct ib_pd *ibloop_alloc_pd(struct ibloop_ctx *ctx)
+static struct ib_pd *ibloop_alloc_pd(struct ibloop_side *side)
 {
 	/*
-	 * Both QPs share this PD and its DMA MR: writes and reads target
-	 * DMA addresses through the global rkey, which is why the flag is
-	 * asked for only when an rkey is needed.
+	 * The side's QP and buffers are in this PD and reached through its
+	 * DMA MR: writes and reads target DMA addresses through the global
+	 * rkey, which is why the flag is asked for only when an rkey is
+	 * needed.
 	 */
-	bool rkey = ctx->cfg->op != IBLOOP_OP_SEND;
+	bool rkey = side->ctx->cfg->op != IBLOOP_OP_SEND;
 
-	return ib_alloc_pd(ctx->dev, rkey ? IB_PD_UNSAFE_GLOBAL_RKEY : 0);
+	return ib_alloc_pd(side->dev, rkey ? IB_PD_UNSAFE_GLOBAL_RKEY : 0);
 }
 
-/* Everything but the device and its GID, which the caller holds. */
-static int ibloop_run_dev(struct ibloop_ctx *ctx)
+/* Holds device @name for @side, with its GID @gid (-1: any) and a PD. */
+static int ibloop_open_side(struct ibloop_side *side, const char *name,
+			    int gid)
 {
 	int ret;
 
-	ctx->pd = ibloop_alloc_pd(ctx);
-	if (IS_ERR(ctx->pd))
-		return PTR_ERR(ctx->pd);
+	side->dev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	if (!side->dev)
+		return -ENODEV;
+	ret = ibloop_check_dev(side);
+	if (ret)
+		goto put_dev;
+	ret = ibloop_get_gid(side, gid);
+	if (ret)
+		goto put_dev;
+	side->pd = ibloop_alloc_pd(side);
+	if (IS_ERR(side->pd)) {
+		ret = PTR_ERR(side->pd);
+		goto put_gid;
+	}
+	return 0;
+
+put_gid:
+	rdma_put_gid_attr(side->sgid);
+put_dev:
+	ib_device_put(side->dev);
+	return ret;
+}
+
+static void ibloop_close_side(struct ibloop_side *side)
+{
+	ib_dealloc_pd(side->pd);
+	rdma_put_gid_attr(side->sgid);
+	ib_device_put(side->dev);
+}
+
+/* Everything but the devices, their GIDs and PDs, which the caller holds. */
+static int ibloop_run_qps(struct ibloop_ctx *ctx)
+{
+	int ret;
+
 	ret = ibloop_alloc_bufs(ctx);
 	if (ret)
-		goto dealloc_pd;
+		return ret;
 	ret = ibloop_create_side(ctx, &ctx->side[IBLOOP_INI]);
 	if (ret)
 		goto free_bufs;
@@ -348,8 +396,6 @@ destroy_ini:
 	ibloop_destroy_side(ctx, &ctx->side[IBLOOP_INI]);
 free_bufs:
 	ibloop_free_bufs(ctx);
-dealloc_pd:
-	ib_dealloc_pd(ctx->pd);
 	return ret;
 }
 
@@ -357,7 +403,7 @@ dealloc_pd:
  * The run in progress (ctl.c runs one at a time), for ibloop_remove_one():
  * a kernel client must let go of a device that is being unregistered, as
  * ib_core waits for it to.  A run is published before it looks its device
- * up, and found by the device's name, so that a removal that begins
+ * up, and found by its devices' names, so that a removal that begins
  * between the lookup and the traffic is not missed.
  */
 static DEFINE_SPINLOCK(ibloop_live_lock);
@@ -370,11 +416,22 @@ static void ibloop_set_live(struct ibloop_ctx *ctx)
 	spin_unlock(&ibloop_live_lock);
 }
 
+/* The target's device: the peer, or the initiator's own. */
+static const char *ibloop_peer(const struct ibloop_cfg *cfg)
+{
+	return cfg->peer[0] ? cfg->peer : cfg->dev;
+}
+
 /* Ends a run on @dev, whose teardown then proceeds as any other's. */
 static void ibloop_remove_one(struct ib_device *dev, void *client_data)
 {
+	const char *name = dev_name(&dev->dev);
+	const struct ibloop_cfg *cfg;
+
 	spin_lock(&ibloop_live_lock);
-	if (ibloop_live && !strcmp(ibloop_live->cfg->dev, dev_name(&dev->dev))) {
+	cfg = ibloop_live ? ibloop_live->cfg : NULL;
+	if (cfg && (!strcmp(cfg->dev, name) ||
+		    !strcmp(ibloop_peer(cfg), name))) {
 		WRITE_ONCE(ibloop_live->removed, true);
 		wake_up(&ibloop_live->wq);
 	}
@@ -387,13 +444,13 @@ struct ib_client ibloop_client = {
 };
 
 /**
- * ibloop_run() - one loopback run on a device
+ * ibloop_run() - one run, on a device or between two
  * @cfg: what to run
  * @res: where the results go; @res->status is also returned
  *
  * Runs in the caller's context, which must be able to sleep, and returns
- * when the run ended.  The device is held for the run; unregistering it
- * ends the run (ibloop_client), whose teardown (QPs to ERR, the flushes
+ * when the run ended.  The devices are held for the run; unregistering
+ * one ends the run (ibloop_client), whose teardown (QPs to ERR, the flushes
  * polled, the objects destroyed) the unregistration waits for.
  *
  * Return: 0, -ENODEV (no such device, or it went away during the run),
@@ -414,26 +471,26 @@ int ibloop_run(const struct ibloop_cfg *cfg, struct ibloop_result *res)
 	}
 	ctx->cfg = cfg;
 	ctx->res = res;
+	ctx->rd_atom = IBLOOP_RD_ATOM;
+	ctx->side[IBLOOP_INI].ctx = ctx;
+	ctx->side[IBLOOP_TGT].ctx = ctx;
 	init_waitqueue_head(&ctx->wq);
 	ibloop_init_context(ctx);
 	ibloop_set_live(ctx);
-	ctx->dev = ib_device_get_by_name(cfg->dev, RDMA_DRIVER_UNKNOWN);
-	if (!ctx->dev) {
-		ret = -ENODEV;
+	ret = ibloop_open_side(&ctx->side[IBLOOP_INI], cfg->dev, cfg->gid);
+	if (ret)
 		goto unpublish;
-	}
-	ret = ibloop_check_dev(ctx);
+	/* gid= names the initiator's GID, and the target's on its device. */
+	ret = ibloop_open_side(&ctx->side[IBLOOP_TGT], ibloop_peer(cfg),
+			       cfg->peer[0] ? -1 : cfg->gid);
 	if (ret)
-		goto put_dev;
-	ret = ibloop_get_gid(ctx);
-	if (ret)
-		goto put_dev;
-	ret = ibloop_run_dev(ctx);
+		goto close_ini;
+	ret = ibloop_run_qps(ctx);
 	res->max_handler_depth = atomic_read(&ctx->max_handler_depth);
 
-	rdma_put_gid_attr(ctx->sgid);
-put_dev:
-	ib_device_put(ctx->dev);
+	ibloop_close_side(&ctx->side[IBLOOP_TGT]);
+close_ini:
+	ibloop_close_side(&ctx->side[IBLOOP_INI]);
 unpublish:
 	ibloop_set_live(NULL);
 	kfree(ctx);

@@ -67,19 +67,32 @@ static bool ibloop_has_recv(const struct ibloop_cfg *cfg)
 	return cfg->op == IBLOOP_OP_SEND || cfg->op == IBLOOP_OP_WRITE_IMM;
 }
 
-/* Where message data comes from and goes to: reads pull from the target. */
-static struct ibloop_buf *ibloop_src(struct ibloop_ctx *ctx, u32 slot)
+/*
+ * The sides message data comes from and goes to (reads pull from the
+ * target), and their buffers' slots.
+ */
+static struct ibloop_side *ibloop_src_side(struct ibloop_ctx *ctx)
 {
 	bool read = ctx->cfg->op == IBLOOP_OP_READ;
 
-	return &ctx->side[read ? IBLOOP_TGT : IBLOOP_INI].buf[IBLOOP_SRC][slot];
+	return &ctx->side[read ? IBLOOP_TGT : IBLOOP_INI];
+}
+
+static struct ibloop_side *ibloop_dst_side(struct ibloop_ctx *ctx)
+{
+	bool read = ctx->cfg->op == IBLOOP_OP_READ;
+
+	return &ctx->side[read ? IBLOOP_INI : IBLOOP_TGT];
+}
+
+static struct ibloop_buf *ibloop_src(struct ibloop_ctx *ctx, u32 slot)
+{
+	return &ibloop_src_side(ctx)->buf[IBLOOP_SRC][slot];
 }
 
 static struct ibloop_buf *ibloop_dst(struct ibloop_ctx *ctx, u32 slot)
 {
-	bool read = ctx->cfg->op == IBLOOP_OP_READ;
-
-	return &ctx->side[read ? IBLOOP_INI : IBLOOP_TGT].buf[IBLOOP_DST][slot];
+	return &ibloop_dst_side(ctx)->buf[IBLOOP_DST][slot];
 }
 
 /*
@@ -162,7 +175,7 @@ static int ibloop_post_recv(struct ibloop_ctx *ctx, u32 slot)
 	struct ib_sge sge = {
 		.addr = tgt->buf[IBLOOP_DST][slot].dma,
 		.length = ctx->cfg->size,
-		.lkey = ctx->pd->local_dma_lkey,
+		.lkey = tgt->pd->local_dma_lkey,
 	};
 	struct ib_recv_wr wr = {
 		.wr_id = ibloop_wr_id(slot, true),
@@ -182,11 +195,12 @@ static int ibloop_post_recv(struct ibloop_ctx *ctx, u32 slot)
 static int ibloop_post_send(struct ibloop_ctx *ctx, u32 slot, u32 iter)
 {
 	struct ibloop_side *ini = &ctx->side[IBLOOP_INI];
+	struct ibloop_side *tgt = &ctx->side[IBLOOP_TGT];
 	bool read = ctx->cfg->op == IBLOOP_OP_READ;
 	struct ib_sge sge = {
 		.addr = (read ? ibloop_dst(ctx, slot) : ibloop_src(ctx, slot))->dma,
 		.length = ctx->cfg->size,
-		.lkey = ctx->pd->local_dma_lkey,
+		.lkey = ini->pd->local_dma_lkey,
 	};
 	struct ib_rdma_wr wr = {
 		.wr = {
@@ -196,10 +210,10 @@ static int ibloop_post_send(struct ibloop_ctx *ctx, u32 slot, u32 iter)
 			.opcode = ibloop_opcode[ctx->cfg->op],
 			.send_flags = IB_SEND_SIGNALED,
 		},
-		/* Ignored by a send; the PD's global rkey otherwise. */
+		/* Ignored by a send; the target PD's global rkey otherwise. */
 		.remote_addr = (read ? ibloop_src(ctx, slot) :
 				ibloop_dst(ctx, slot))->dma,
-		.rkey = ctx->pd->unsafe_global_rkey,
+		.rkey = tgt->pd->unsafe_global_rkey,
 	};
 	int ret;
 
@@ -232,8 +246,8 @@ static int ibloop_post_msg(struct ibloop_ctx *ctx, u32 iter)
 			return ret;
 	}
 	ibloop_fill(src->va, ctx->cfg->size, iter);
-	ib_dma_sync_single_for_device(ctx->dev, src->dma, ctx->cfg->size,
-				      DMA_BIDIRECTIONAL);
+	ib_dma_sync_single_for_device(ibloop_src_side(ctx)->dev, src->dma,
+				      ctx->cfg->size, DMA_BIDIRECTIONAL);
 	return ibloop_post_send(ctx, slot, iter);
 }
 
@@ -245,7 +259,8 @@ static void ibloop_post_next(struct ibloop_ctx *ctx)
 		return;
 	ret = ibloop_post_msg(ctx, ctx->posted);
 	if (ret) {
-		ibdev_dbg(ctx->dev, "ibloop: post failed: %d\n", ret);
+		ibdev_dbg(ctx->side[IBLOOP_INI].dev, "ibloop: post failed: %d\n",
+			  ret);
 		ibloop_finish(ctx, ret);
 		return;
 	}
@@ -264,14 +279,14 @@ static void ibloop_post_window(struct ibloop_ctx *ctx)
 static void ibloop_msg_done(struct ibloop_ctx *ctx, u32 slot)
 {
 	struct ibloop_msg *msg = &ctx->msg[slot];
+	struct ib_device *dev = ibloop_dst_side(ctx)->dev;
 	struct ibloop_buf *dst = ibloop_dst(ctx, slot);
 	u32 size = ctx->cfg->size;
 
-	ib_dma_sync_single_for_cpu(ctx->dev, dst->dma, size, DMA_BIDIRECTIONAL);
+	ib_dma_sync_single_for_cpu(dev, dst->dma, size, DMA_BIDIRECTIONAL);
 	if (msg->bad || !ibloop_same(dst->va, size, msg->iter))
 		ctx->res->mismatches++;
-	ib_dma_sync_single_for_device(ctx->dev, dst->dma, size,
-				      DMA_BIDIRECTIONAL);
+	ib_dma_sync_single_for_device(dev, dst->dma, size, DMA_BIDIRECTIONAL);
 	if (++ctx->res->completed == ctx->cfg->iters)
 		ibloop_finish(ctx, 0);
 	else
@@ -308,7 +323,7 @@ static void ibloop_wc(struct ibloop_side *side, const struct ib_wc *wc)
 	}
 	msg = &ctx->msg[slot];
 	if (wc->status != IB_WC_SUCCESS) {
-		ibdev_info_ratelimited(ctx->dev,
+		ibdev_info_ratelimited(side->dev,
 				       "ibloop: %s completion of message %u: %s\n",
 				       recv ? "receive" : "send", msg->iter,
 				       ib_wc_status_msg(wc->status));
@@ -623,11 +638,13 @@ static void ibloop_stop(struct ibloop_ctx *ctx)
 	for (i = 0; i < IBLOOP_SIDES; i++) {
 		ret = ib_modify_qp(ctx->side[i].qp, &attr, IB_QP_STATE);
 		if (ret)
-			ibdev_dbg(ctx->dev, "ibloop: QP to ERR: %d\n", ret);
+			ibdev_dbg(ctx->side[i].dev, "ibloop: QP to ERR: %d\n",
+				  ret);
 	}
 	while (!ibloop_flushed(ctx)) {
 		if (time_after(jiffies, end)) {
-			ibdev_dbg(ctx->dev, "ibloop: flush timed out\n");
+			ibdev_dbg(ctx->side[IBLOOP_INI].dev,
+				  "ibloop: flush timed out\n");
 			break;
 		}
 		usleep_range(100, 200);
