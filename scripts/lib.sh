@@ -89,6 +89,12 @@ report_lost() {
 		echo "perftest's traffic completed; its report did not (its clock calibration failed on a starved vCPU): no figures"
 }
 
+# ibloop_field LINE KEY: the value of KEY= in a line of key=value pairs
+# (an ibloop result, drivers/ibloop).
+ibloop_field() {
+	tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"
+}
+
 # Two UDP ports free on 127.0.0.1, below the ephemeral range, so that no
 # socket the kernel binds on its own takes one before QEMU does: a NIC's
 # two ends (run.sh --wire).

@@ -81,11 +81,6 @@ perf() {
 	rm -f "$log" "$log.server" "$log.client"
 }
 
-# ibloop_field LINE KEY: the value of KEY= in a line of key=value pairs.
-ibloop_field() {
-	tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"
-}
-
 ibloop() {
 	echo "$1" >"$ibloop_ctl" && cat "$ibloop_ctl"
 }

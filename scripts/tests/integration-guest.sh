@@ -114,11 +114,6 @@ ibloop_ctl=/sys/kernel/debug/ibloop/run
 ibloop_iters=2000
 rxe_addr=192.0.2.2	# on shv1; /32: no second route to softhca0's subnet
 
-# result_field LINE KEY: the value of KEY= in an ibloop result line.
-result_field() {
-	tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"
-}
-
 # ibloop_run DEV OP MODE [CTX]: one run; passes when every message
 # completed with the right data and no error, and, given CTX, every verb
 # of the data path was called from that context.
@@ -130,15 +125,15 @@ ibloop_run() {
 	echo "ibloop: $line"
 	[ -z "${SOFTHCA_RESULTS:-}" ] ||
 		echo "$line" >>"$(dirname "$SOFTHCA_RESULTS")/ibloop.log"
-	[ "$(result_field "$line" dev)" = "$1" ] &&
-		[ "$(result_field "$line" op)" = "$2" ] &&
-		[ "$(result_field "$line" mode)" = "$3" ] &&
-		[ "$(result_field "$line" status)" = 0 ] &&
-		[ "$(result_field "$line" completed)" = $ibloop_iters ] &&
-		[ "$(result_field "$line" mismatches)" = 0 ] &&
+	[ "$(ibloop_field "$line" dev)" = "$1" ] &&
+		[ "$(ibloop_field "$line" op)" = "$2" ] &&
+		[ "$(ibloop_field "$line" mode)" = "$3" ] &&
+		[ "$(ibloop_field "$line" status)" = 0 ] &&
+		[ "$(ibloop_field "$line" completed)" = $ibloop_iters ] &&
+		[ "$(ibloop_field "$line" mismatches)" = 0 ] &&
 		{ [ -z "$ctx" ] ||
-			{ [ "$(result_field "$line" ctx)" = "$ctx" ] &&
-			[ "$(result_field "$line" ctx_violations)" = 0 ]; }; }
+			{ [ "$(ibloop_field "$line" ctx)" = "$ctx" ] &&
+			[ "$(ibloop_field "$line" ctx_violations)" = 0 ]; }; }
 }
 
 # ibloop_suite DEV NAME: every op in both completion modes.
@@ -354,9 +349,9 @@ busy_remove() {
 	wait "$ipid"
 	line=$(cat "$ibloop_ctl")
 	echo "ibloop: $line"
-	[ "$(result_field "$line" status)" = -19 ] &&
-		[ "$(result_field "$line" completed)" -gt 0 ] &&
-		[ "$(result_field "$line" mismatches)" = 0 ] || rc=1
+	[ "$(ibloop_field "$line" status)" = -19 ] &&
+		[ "$(ibloop_field "$line" completed)" -gt 0 ] &&
+		[ "$(ibloop_field "$line" mismatches)" = 0 ] || rc=1
 	# shellcheck disable=SC2086
 	kill $pids 2>/dev/null
 	# shellcheck disable=SC2086
