@@ -28,7 +28,7 @@ struct shca_test_netdev {
 };
 
 /* Frames a capture keeps; the rest (IPv6 chatter, say) are dropped. */
-#define SHCA_TEST_CAPTURE_MAX 64
+#define SHCA_TEST_CAPTURE_MAX 256
 
 static netdev_tx_t shca_test_xmit(struct sk_buff *skb, struct net_device *ndev)
 {

@@ -461,13 +461,28 @@ static void shca_rcw_expect_aeth(struct kunit *test, struct shca_rcw *w,
 }
 
 /*
- * The next frame, in @f, is @m's packet @i: its opcode, PSN, AckReq on
- * the last one only, RETH on a WRITE's first, AETH on a READ response's
- * first and last, and the payload.
+ * Does @m's packet @i ask for an ACK?  If @m does (RC): the last one, and
+ * every SHCA_WIRE_ACK_EVERY-th PSN, and, with @pause, this one, the last
+ * of a burst the congestion window cut short.
  */
-static void shca_rcw_expect_pkt(struct kunit *test, struct shca_rcw *w,
-				const struct shca_rcw_msg *m, u32 i,
-				struct shca_frame *f)
+static bool shca_rcw_ackreq(struct shca_rcw *w, const struct shca_rcw_msg *m,
+			    u32 i, bool pause)
+{
+	u32 next = shca_rcw_psn(m->psn, i + 1);
+
+	return m->ackreq &&
+	       (shca_rcw_last(shca_rcw_pos(i, shca_rcw_npkts(w, m->len))) ||
+		!(next % SHCA_WIRE_ACK_EVERY) || pause);
+}
+
+/*
+ * The next frame, in @f, is @m's packet @i: its opcode, PSN, AckReq as
+ * shca_rcw_ackreq() has it, RETH on a WRITE's first, AETH on a READ
+ * response's first and last, and the payload.
+ */
+static void shca_rcw_expect_pkt_at(struct kunit *test, struct shca_rcw *w,
+				   const struct shca_rcw_msg *m, u32 i,
+				   bool pause, struct shca_frame *f)
 {
 	enum shca_pos pos = shca_rcw_pos(i, shca_rcw_npkts(w, m->len));
 	u32 off = i * w->mtu, len = min(w->mtu, m->len - off);
@@ -477,7 +492,7 @@ static void shca_rcw_expect_pkt(struct kunit *test, struct shca_rcw *w,
 	shca_rcw_sent(test, w, f, &pkt);
 	KUNIT_EXPECT_EQ(test, pkt.opcode, m->transport | m->ops[pos]);
 	KUNIT_EXPECT_EQ(test, pkt.psn, shca_rcw_psn(m->psn, i));
-	KUNIT_EXPECT_EQ(test, pkt.ackreq, m->ackreq && shca_rcw_last(pos));
+	KUNIT_EXPECT_EQ(test, pkt.ackreq, shca_rcw_ackreq(w, m, i, pause));
 	KUNIT_EXPECT_FALSE(test, pkt.se);
 	if (m->ops == shca_rcw_write_ops && shca_rcw_first(pos)) {
 		KUNIT_EXPECT_EQ(test, pkt.va, m->va);
@@ -490,6 +505,28 @@ static void shca_rcw_expect_pkt(struct kunit *test, struct shca_rcw *w,
 	KUNIT_ASSERT_EQ(test, pkt.paylen, len);
 	KUNIT_EXPECT_EQ(test, memcmp(shca_frame_bth(f) + pkt.hdr_len,
 				     m->data + off, len), 0);
+}
+
+static void shca_rcw_expect_pkt(struct kunit *test, struct shca_rcw *w,
+				const struct shca_rcw_msg *m, u32 i,
+				struct shca_frame *f)
+{
+	shca_rcw_expect_pkt_at(test, w, m, i, false, f);
+}
+
+/*
+ * The next frames are @m's packets @from to @to - 1; with @pause, the
+ * congestion window stopped the burst there.
+ */
+static void shca_rcw_expect_range(struct kunit *test, struct shca_rcw *w,
+				  const struct shca_rcw_msg *m, u32 from,
+				  u32 to, bool pause)
+{
+	struct shca_frame f;
+	u32 i;
+
+	for (i = from; i < to; i++)
+		shca_rcw_expect_pkt_at(test, w, m, i, pause && i == to - 1, &f);
 }
 
 /* The next frames are @m's packets from packet @from on. */
@@ -2320,6 +2357,114 @@ static void shca_rcw_win_mixed(struct kunit *test, bool lost)
 	shca_rcw_quiet(test, w);
 }
 
+/*
+ * The pacing cases: a WRITE of 160 packets, more than the congestion
+ * window holds when fully open (SHCA_WIRE_WINDOW_PSNS, 128).
+ */
+#define SHCA_RCW_PACE 160
+#define SHCA_RCW_PACE_ID 0x600
+
+static struct shca_rcw_msg shca_rcw_pace_post(struct kunit *test,
+					      struct shca_rcw *w)
+{
+	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, true,
+						 SHCA_RCW_PACE * SHCA_RCW_MTU);
+
+	shca_rcw_post(test, w, &m, SHCA_RCW_PACE_ID);
+	return m;
+}
+
+/* The ACK of the WRITE's last packet completes it, and nothing follows. */
+static void shca_rcw_pace_done(struct kunit *test, struct shca_rcw *w,
+			       const struct shca_rcw_msg *m)
+{
+	struct ib_wc wc;
+
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(SHCA_RCW_PACE - 1));
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, SHCA_RCW_PACE_ID, &wc),
+			IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, m->len);
+	shca_rcw_quiet(test, w);
+}
+
+/*
+ * 128 packets leave, the last asking for an ACK, and no more until an
+ * answer: an ACK of the 64th lets the other 32 go.
+ */
+static void shca_rcw_win_pace(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_rcw_msg m = shca_rcw_pace_post(test, w);
+
+	shca_rcw_expect_range(test, w, &m, 0, 128, true);
+	shca_rcw_quiet(test, w);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(63));
+	shca_rcw_expect_range(test, w, &m, 128, SHCA_RCW_PACE, false);
+	shca_rcw_pace_done(test, w, &m);
+}
+
+/*
+ * A loss halves the window, once per loss event.  Packet 10 lost: the
+ * NAK goes back to it and 64 leave (10 to 73).  The same NAK again
+ * changes nothing.  Packet 40 of that resend lost too: the same event,
+ * so 64 again (40 to 103).  The ACK of the 103rd opens the window to 65:
+ * 104 to the end leave (24 of them resent).
+ */
+static void shca_rcw_win_halve(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_rcw_msg m = shca_rcw_pace_post(test, w);
+	u8 nak = SHCA_RCW_NAK(SHCA_RCW_NAK_SEQ);
+	s64 resent;
+
+	resent = shca_rcw_counter(test, w, SHCA_CNT_RESENT_SEQ);
+	shca_rcw_expect_range(test, w, &m, 0, 128, true);
+	shca_rcw_answer(test, w, nak, shca_rcw_sq(10));
+	shca_rcw_expect_range(test, w, &m, 10, 74, true);
+	shca_rcw_quiet(test, w);
+	shca_rcw_answer(test, w, nak, shca_rcw_sq(10));
+	shca_rcw_quiet(test, w);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w, SHCA_CNT_RESENT_SEQ),
+			resent + 64);
+	shca_rcw_answer(test, w, nak, shca_rcw_sq(40));
+	shca_rcw_expect_range(test, w, &m, 40, 104, true);
+	shca_rcw_quiet(test, w);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(103));
+	shca_rcw_expect_range(test, w, &m, 104, SHCA_RCW_PACE, false);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w, SHCA_CNT_RESENT_SEQ),
+			resent + 64 + 64 + 24);
+	shca_rcw_pace_done(test, w, &m);
+}
+
+/*
+ * A timeout closes the window to SHCA_WIRE_CWND_MIN (8) and halves its
+ * threshold (64): 8 packets go again.  Then it doubles for each window
+ * acknowledged (16, 32, 64), and opens by one per window above the
+ * threshold (65): 8 to 23, 24 to 55, 56 to 119, 120 to the end.
+ */
+static void shca_rcw_win_slow_start(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_WIN_TIMEOUT);
+	struct shca_rcw_msg m = shca_rcw_pace_post(test, w);
+	static const u32 burst[] = { 8, 24, 56, 120, SHCA_RCW_PACE };
+	s64 resent;
+	int i;
+
+	resent = shca_rcw_counter(test, w, SHCA_CNT_RESENT_TIMEOUT);
+	shca_rcw_expect_range(test, w, &m, 0, 128, true);
+	shca_rcw_expect_range(test, w, &m, 0, burst[0], true);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w,
+					       SHCA_CNT_RESENT_TIMEOUT),
+			resent + burst[0]);
+	for (i = 1; i < ARRAY_SIZE(burst); i++) {
+		shca_rcw_answer(test, w, SHCA_RCW_ACK,
+				shca_rcw_sq(burst[i - 1] - 1));
+		shca_rcw_expect_range(test, w, &m, burst[i - 1], burst[i],
+				      burst[i] != SHCA_RCW_PACE);
+	}
+	shca_rcw_pace_done(test, w, &m);
+}
+
 static void shca_rcw_win_implied(struct kunit *test)
 {
 	shca_rcw_win_mixed(test, false);
@@ -3005,6 +3150,9 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_win_fence),
 	KUNIT_CASE(shca_rcw_win_implied),
 	KUNIT_CASE(shca_rcw_win_read_lost),
+	KUNIT_CASE(shca_rcw_win_pace),
+	KUNIT_CASE(shca_rcw_win_halve),
+	KUNIT_CASE(shca_rcw_win_slow_start),
 	KUNIT_CASE_PARAM(shca_rcw_req_ring_rewrite, shca_rcw_ring_gen_params),
 	KUNIT_CASE(shca_rcw_reset_drops),
 	KUNIT_CASE(shca_rcw_reset_race),

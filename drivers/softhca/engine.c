@@ -536,10 +536,10 @@ static enum ib_wc_status shca_req_atomic_done(struct shca_qp *qp,
 }
 
 /* A message of the window needs this run: it is built again for it. */
-static void shca_req_service(struct shca_qp *qp, u32 i, bool resend)
+static void shca_req_service(struct shca_qp *qp, u32 i)
 {
 	struct shca_wire_slot *ws = shca_req_ws(qp, i);
-	unsigned int need = shca_roce_req_need(qp, ws, resend);
+	unsigned int need = shca_roce_req_need(qp, ws);
 	enum ib_wc_status status;
 	struct shca_sgl payload;
 	struct shca_msg msg;
@@ -603,7 +603,7 @@ static enum shca_step shca_req_window(struct shca_qp *qp)
 		shca_roce_req_fail(qp, NULL, res.status);
 	}
 	for (i = 0; i < req->taken; i++)
-		shca_req_service(qp, i, act == SHCA_WIRE_ACT_RESEND);
+		shca_req_service(qp, i);
 	return shca_req_retire(qp);
 }
 
@@ -794,7 +794,7 @@ int shca_engine_qp_init(struct shca_qp *qp, bool user, gfp_t gfp)
 	qp->engine_wq = user ? shca_engine_user_wq : shca_engine_wq;
 	mutex_init(&qp->engine_lock);
 	skb_queue_head_init(&qp->rx_pkts);
-	__skb_queue_head_init(&qp->req.wire.resps);
+	shca_roce_req_init(qp);
 	INIT_WORK(&qp->work, shca_qp_work);
 	INIT_WORK(&qp->rx_work, shca_qp_rx_work);
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);

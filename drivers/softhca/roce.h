@@ -60,11 +60,15 @@ static inline enum shca_pos shca_pkt_pos(u32 i, u32 n)
 }
 
 /*
- * PSNs an RC QP keeps in flight: a message enters the window only while
- * they stay within it (one larger than it goes alone).  Bounds what a
- * QP sprays at a receiver's backlog, and what one loss resends.
+ * PSNs an RC QP may have sent beyond the first one not acknowledged: the
+ * most its congestion window opens to.  Bounds what a QP sprays at a
+ * receiver's backlog, and what one loss resends.
  */
 #define SHCA_WIRE_WINDOW_PSNS 128
+/* The least the congestion window closes to, on a timeout. */
+#define SHCA_WIRE_CWND_MIN 8
+/* A packet asks for an acknowledgment at least every so many PSNs. */
+#define SHCA_WIRE_ACK_EVERY 32
 
 /* What the wire said of the window, for the requester's engine. */
 enum shca_wire_verdict {
@@ -77,13 +81,13 @@ enum shca_wire_verdict {
 /* What the engine's run does about the window (shca_roce_req_act()). */
 enum shca_wire_act {
 	SHCA_WIRE_ACT_NONE,	/* place READ responses, complete */
-	SHCA_WIRE_ACT_RESEND,	/* and resend every message from una on */
+	SHCA_WIRE_ACT_RESEND,	/* and go back: send again from una on */
 	SHCA_WIRE_ACT_RNR,	/* wait the RNR timer: send nothing */
 };
 
 /* What a message in the window needs (shca_roce_req_need()). */
 #define SHCA_WIRE_NEED_PLACE	BIT(0)	/* READ responses to place */
-#define SHCA_WIRE_NEED_RESEND	BIT(1)	/* packets to send again */
+#define SHCA_WIRE_NEED_SEND	BIT(1)	/* packets to send, or send again */
 
 /**
  * struct shca_wire_slot - an RC message in the requester's window
@@ -114,13 +118,22 @@ struct shca_wire_slot {
  * @gap: an answer beyond @una was seen (resend once per gap)
  * @rnr_timer: an RNR NAK's timer code
  * @una: the first PSN not acknowledged (or READ response not received)
+ * @nxt: the next PSN to send: from @una to it, sent since the last go-back
+ * @back: the PSN of the last go-back
+ * @high: the PSN after the highest ever sent: below it, a packet is resent
+ * @recover: @high at the last loss: the window shrinks once per loss event
+ * @cwnd: the PSNs that may be sent beyond @una (congestion window)
+ * @ssthresh: below it @cwnd grows by the PSNs acknowledged, above it by
+ *	one per window acknowledged
+ * @grown: PSNs acknowledged towards @cwnd's next step above @ssthresh
  * @armed: the @una the local ACK timer was armed for
  * @rd_atomic: READs and atomics in the window not answered yet
  * @resps: READ responses received in order, not placed yet
  *
  * The window's messages are the engine's taken WQEs (shca_req_ws()),
  * in PSN order; their PSNs run from the oldest's first to the QP's send
- * PSN.  Owned by the QP's engine, under engine_lock.
+ * PSN, of which those before @nxt left.  Owned by the QP's engine, under
+ * engine_lock.
  */
 struct shca_wire_req {
 	u8 verdict;
@@ -128,6 +141,13 @@ struct shca_wire_req {
 	bool gap;
 	u8 rnr_timer;
 	u32 una;
+	u32 nxt;
+	u32 back;
+	u32 high;
+	u32 recover;
+	u32 cwnd;
+	u32 ssthresh;
+	u32 grown;
 	u32 armed;
 	u32 rd_atomic;
 	struct sk_buff_head resps;
@@ -237,7 +257,7 @@ enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg);
 enum shca_wire_act shca_roce_req_act(struct shca_qp *qp, bool expired,
 				     u8 *rnr_timer);
 unsigned int shca_roce_req_need(struct shca_qp *qp,
-				const struct shca_wire_slot *ws, bool resend);
+				const struct shca_wire_slot *ws);
 void shca_roce_req_service(struct shca_qp *qp, struct shca_wire_slot *ws,
 			   struct shca_msg *msg, unsigned int need);
 void shca_roce_req_fail(struct shca_qp *qp, struct shca_wire_slot *ws,
@@ -245,6 +265,7 @@ void shca_roce_req_fail(struct shca_qp *qp, struct shca_wire_slot *ws,
 bool shca_roce_req_busy(struct shca_qp *qp);
 void shca_roce_req_rx(struct shca_qp *qp, struct sk_buff *skb,
 		      const struct shca_pkt *pkt, const void *data);
+void shca_roce_req_init(struct shca_qp *qp);
 void shca_roce_req_reset(struct shca_qp *qp);
 
 /* The RC and UC responder (roce_resp.c). */

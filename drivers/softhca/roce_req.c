@@ -9,10 +9,21 @@
  *
  * RC keeps a window of messages in flight: the engine's WQEs it took
  * and has not completed (shca_req_ws()), in PSN order.  A message
- * joins it as the engine takes its WQE, while the window has a slot, its
- * PSNs stay within SHCA_WIRE_WINDOW_PSNS of the first unacknowledged
- * one (una), and, for a READ or atomic, fewer than max_rd_atomic are
+ * joins it as the engine takes its WQE, while the window has a slot,
+ * every message before it has left whole, the congestion window has
+ * room, and, for a READ or atomic, fewer than max_rd_atomic are
  * outstanding; a fenced WQE waits for the READs and atomics before it.
+ *
+ * Packets leave while their PSN is within the congestion window (cwnd)
+ * of the first unacknowledged one (una); a message larger than it is
+ * sent over several runs, each pause asking for an ACK, as does every
+ * SHCA_WIRE_ACK_EVERY-th PSN, so that ACKs clock the rest out.  A READ
+ * request asks for all its responses at once.  cwnd opens by the PSNs
+ * acknowledged up to ssthresh, then by one per window acknowledged, to
+ * SHCA_WIRE_WINDOW_PSNS; a loss halves it, once per loss event (the
+ * PSNs sent when it was seen), and a timeout closes it to
+ * SHCA_WIRE_CWND_MIN.  So what go-back-N resends per loss stays about
+ * what the path holds, not what the window or the message does.
  *
  * Answers are packets for the QP, which its engine executes before it
  * runs the send queue (shca_roce_req_rx()).  The responder answers in
@@ -23,12 +34,13 @@
  *    atomic acknowledgment answers it; an ACK short of its last PSN
  *    moves una on;
  *  - a PSN sequence NAK, or an answer beyond una (READ responses were
- *    lost), resends every message from una on (go-back-N);
+ *    lost), goes back to una and sends again from there (go-back-N); a
+ *    NAK of the PSN already gone back to is the same loss, ignored;
  *  - an RNR NAK waits its timer (the engine's RNR wait, with rnr_retry)
- *    and resends from the NAKed PSN;
+ *    and goes back to the NAKed PSN;
  *  - the other NAKs answer the message with REM_INV_REQ_ERR,
  *    REM_ACCESS_ERR or REM_OP_ERR;
- *  - no progress within the local ACK timeout resends from una.
+ *  - no progress within the local ACK timeout goes back to una.
  * The engine's next run acts on what they said (shca_roce_req_act()),
  * and completes the answered messages in order.  A resend for want of an
  * answer counts against retry_cnt; progress restores the count.  READ
@@ -148,9 +160,13 @@ static int shca_req_atomic_send(struct shca_qp *qp, struct shca_wire_slot *ws,
 	return shca_roce_xmit(qp, msg->av, &pkt, NULL);
 }
 
-/* A SEND or WRITE, from its packet @i on. */
+/*
+ * A SEND or WRITE, from its packet @i on, before PSN @stop; the last
+ * packet sent asks for an ACK, as does every SHCA_WIRE_ACK_EVERY-th.
+ * Return: the packets sent, or -EFAULT.
+ */
 static int shca_req_data(struct shca_qp *qp, struct shca_wire_slot *ws,
-			 struct shca_msg *msg, u32 i)
+			 struct shca_msg *msg, u32 i, u32 stop)
 {
 	u8 transport = qp->ibqp.qp_type == IB_QPT_UC ? SHCA_TRANSPORT_UC :
 						       SHCA_TRANSPORT_RC;
@@ -164,6 +180,7 @@ static int shca_req_data(struct shca_qp *qp, struct shca_wire_slot *ws,
 		.imm = be32_to_cpu((__force __be32)msg->ex),
 		.inv_rkey = msg->ex,
 	};
+	u32 from = i;
 	enum shca_pos pos;
 	bool last;
 	int ret;
@@ -171,39 +188,72 @@ static int shca_req_data(struct shca_qp *qp, struct shca_wire_slot *ws,
 	if (shca_sgl_skip(msg->payload, off))
 		return -EFAULT;
 	for (; i < ws->npsn; i++, off += pkt.paylen) {
+		pkt.psn = shca_psn_add(ws->first, i);
+		if (pkt.psn == stop)
+			break;
 		pos = shca_pkt_pos(i, ws->npsn);
 		last = pos == SHCA_POS_LAST || pos == SHCA_POS_ONLY;
 		pkt.opcode = transport | shca_req_ops[msg->opcode][pos];
-		pkt.psn = shca_psn_add(ws->first, i);
 		pkt.paylen = min(pmtu, msg->len - off);
 		pkt.se = last && (msg->flags & SOFTHCA_WQE_SOLICITED);
-		pkt.ackreq = last && transport == SHCA_TRANSPORT_RC;
+		pkt.ackreq = transport == SHCA_TRANSPORT_RC &&
+			     (last || shca_psn_add(pkt.psn, 1) == stop ||
+			      !(shca_psn_add(pkt.psn, 1) % SHCA_WIRE_ACK_EVERY));
 		ret = shca_roce_xmit(qp, msg->av, &pkt, msg->payload);
-		if (ret)
+		if (ret == -EFAULT)
 			return ret;
 	}
-	return 0;
+	return i - from;
 }
 
 /*
- * Sends the message from its PSN @i on.  Return: the packets that takes,
+ * Sends the message from its PSN @i on, before PSN @stop (a READ or an
+ * atomic is one request, for all its PSNs).  Return: the packets sent,
  * or -EFAULT when the local memory went away; a packet not sent for want
  * of memory is as lost.
  */
 static int shca_req_transmit(struct shca_qp *qp, struct shca_wire_slot *ws,
-			     struct shca_msg *msg, u32 i)
+			     struct shca_msg *msg, u32 i, u32 stop)
 {
 	int ret;
 
+	if (!shca_req_responded(ws))
+		return shca_req_data(qp, ws, msg, i, stop);
 	if (msg->opcode == IB_WR_RDMA_READ)
 		ret = shca_req_read(qp, ws, msg, i);
-	else if (shca_req_atomic(msg->opcode))
-		ret = shca_req_atomic_send(qp, ws, msg);
 	else
-		ret = shca_req_data(qp, ws, msg, i);
-	if (ret == -EFAULT)
-		return ret;
-	return shca_req_responded(ws) ? 1 : ws->npsn - i;
+		ret = shca_req_atomic_send(qp, ws, msg);
+	return ret == -EFAULT ? ret : 1;
+}
+
+/* The PSN the congestion window ends at. */
+static u32 shca_req_stop(const struct shca_wire_req *wr)
+{
+	return shca_psn_add(wr->una, wr->cwnd);
+}
+
+/*
+ * Sends what the congestion window lets of @ws, from wr->nxt on.
+ * Return: the packets sent, or -EFAULT.
+ */
+static int shca_req_push(struct shca_qp *qp, struct shca_wire_slot *ws,
+			 struct shca_msg *msg)
+{
+	struct shca_wire_req *wr = &qp->req.wire;
+	u32 i = shca_psn_diff(wr->nxt, ws->first), from = wr->nxt;
+	u32 resent;
+	int n;
+
+	n = shca_req_transmit(qp, ws, msg, i, shca_req_stop(wr));
+	if (n <= 0)
+		return n;
+	wr->nxt = shca_req_responded(ws) ? shca_req_end(ws) :
+		  shca_psn_add(wr->nxt, n);
+	/* What went below the highest PSN sent before is a resend. */
+	resent = clamp(shca_psn_diff(wr->high, from), 0, n);
+	if (shca_psn_diff(wr->nxt, wr->high) > 0)
+		wr->high = wr->nxt;
+	return resent;
 }
 
 /* The message a WQE of the window answered: it completes in turn. */
@@ -218,9 +268,11 @@ static void shca_req_answer(struct shca_qp *qp, struct shca_wire_slot *ws,
 		qp->req.wire.rd_atomic--;
 }
 
-/* Has the window room for @msg, the next message? */
-static bool shca_req_room(struct shca_qp *qp, const struct shca_msg *msg,
-			  u32 npsn)
+/*
+ * Has the window room for @msg, the next message?  Every message before
+ * it left whole, and the congestion window lets its first packet go.
+ */
+static bool shca_req_room(struct shca_qp *qp, const struct shca_msg *msg)
 {
 	struct shca_wire_req *wr = &qp->req.wire;
 	u32 rd_max = max_t(u32, READ_ONCE(qp->attr.max_rd_atomic), 1);
@@ -231,8 +283,8 @@ static bool shca_req_room(struct shca_qp *qp, const struct shca_msg *msg,
 		return false;
 	if (shca_req_responded_op(msg->opcode) && wr->rd_atomic >= rd_max)
 		return false;
-	return shca_psn_diff(shca_psn_add(qp->req.psn, npsn), wr->una) <=
-	       SHCA_WIRE_WINDOW_PSNS;
+	return wr->nxt == qp->req.psn &&
+	       shca_psn_diff(wr->nxt, wr->una) < wr->cwnd;
 }
 
 /**
@@ -248,32 +300,40 @@ static bool shca_req_room(struct shca_qp *qp, const struct shca_msg *msg,
  */
 enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg)
 {
+	struct shca_wire_req *wr = &qp->req.wire;
 	struct shca_wire_slot *ws = msg->slot, uc = {};
-	u32 npsn = shca_msg_npsn(msg, shca_qp_pmtu(qp));
+	int ret;
 
 	if (msg->qp_type == IB_QPT_UC)
 		ws = &uc;
-	else if (!shca_req_room(qp, msg, npsn))
+	else if (!shca_req_room(qp, msg))
 		return SHCA_TX_BLOCKED;
 	*ws = (struct shca_wire_slot){
 		.first = qp->req.psn,
-		.npsn = npsn,
+		.npsn = shca_msg_npsn(msg, shca_qp_pmtu(qp)),
 		.len = msg->len,
 		.wr_opcode = msg->opcode,
 	};
-	if (msg->qp_type == IB_QPT_RC && !qp->req.taken)
-		qp->req.wire.una = ws->first;
 	qp->req.psn = shca_req_end(ws);
-	if (shca_req_transmit(qp, ws, msg, 0) < 0) {
+	if (msg->qp_type == IB_QPT_UC) {
+		/* No ACKs to pace it: all of it, at once. */
+		ret = shca_req_data(qp, ws, msg, 0, qp->req.psn);
+		msg->status = ret < 0 ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+		return SHCA_TX_DONE;
+	}
+	if (!qp->req.taken) {
+		/* Everything before it was acknowledged. */
+		wr->una = ws->first;
+		wr->nxt = ws->first;
+		wr->high = ws->first;
+		wr->recover = ws->first;
+	}
+	if (shca_req_push(qp, ws, msg) < 0) {
 		msg->status = IB_WC_LOC_PROT_ERR;
 		return SHCA_TX_DONE;
 	}
-	if (msg->qp_type == IB_QPT_UC) {
-		msg->status = IB_WC_SUCCESS;
-		return SHCA_TX_DONE;
-	}
 	if (shca_req_responded(ws))
-		qp->req.wire.rd_atomic++;
+		wr->rd_atomic++;
 	return SHCA_TX_PENDING;
 }
 
@@ -327,6 +387,46 @@ void shca_roce_req_fail(struct shca_qp *qp, struct shca_wire_slot *ws,
 	}
 }
 
+/*
+ * Goes back to una, for @cause (enum shca_wire_verdict; SHCA_WIRE_NONE:
+ * a timeout): the window's PSNs from there are sent again, as the
+ * congestion window lets them.  A loss, the first since the last one's
+ * PSNs were all acknowledged, halves the congestion window; a timeout
+ * closes it; an RNR NAK says nothing of the path.
+ */
+static void shca_req_go_back(struct shca_qp *qp, u8 cause)
+{
+	struct shca_wire_req *wr = &qp->req.wire;
+	bool timeout = cause == SHCA_WIRE_NONE;
+
+	wr->nxt = wr->una;
+	wr->back = wr->una;
+	wr->cause = cause;
+	if (cause == SHCA_WIRE_RNR_WAITED)
+		return;
+	if (timeout || shca_psn_diff(wr->una, wr->recover) >= 0) {
+		wr->ssthresh = max_t(u32, wr->cwnd / 2, SHCA_WIRE_CWND_MIN);
+		wr->cwnd = timeout ? SHCA_WIRE_CWND_MIN : wr->ssthresh;
+		wr->grown = 0;
+		wr->recover = wr->high;
+	}
+}
+
+/* Opens the congestion window for @acked PSNs newly acknowledged. */
+static void shca_req_open(struct shca_wire_req *wr, u32 acked)
+{
+	if (wr->cwnd < wr->ssthresh) {
+		wr->cwnd += acked;
+	} else {
+		wr->grown += acked;
+		if (wr->grown >= wr->cwnd) {
+			wr->grown -= wr->cwnd;
+			wr->cwnd++;
+		}
+	}
+	wr->cwnd = min_t(u32, wr->cwnd, SHCA_WIRE_WINDOW_PSNS);
+}
+
 /* Counts against retry_cnt; the first message not answered fails past it. */
 static bool shca_req_retry(struct shca_qp *qp)
 {
@@ -350,8 +450,8 @@ static bool shca_req_retry(struct shca_qp *qp)
  *
  * Context: the engine.
  * Return: SHCA_WIRE_ACT_RNR: wait for the RNR timer (the engine counts
- * rnr_retry); SHCA_WIRE_ACT_RESEND: resend from una
- * (shca_roce_req_need()); else SHCA_WIRE_ACT_NONE.
+ * rnr_retry); SHCA_WIRE_ACT_RESEND: gone back to una, whence the
+ * messages send again (shca_roce_req_need()); else SHCA_WIRE_ACT_NONE.
  */
 enum shca_wire_act shca_roce_req_act(struct shca_qp *qp, bool expired,
 				     u8 *rnr_timer)
@@ -382,7 +482,7 @@ enum shca_wire_act shca_roce_req_act(struct shca_qp *qp, bool expired,
 		verdict = SHCA_WIRE_NONE;
 		break;
 	}
-	wr->cause = verdict;
+	shca_req_go_back(qp, verdict);
 	return SHCA_WIRE_ACT_RESEND;
 }
 
@@ -390,23 +490,25 @@ enum shca_wire_act shca_roce_req_act(struct shca_qp *qp, bool expired,
  * shca_roce_req_need() - what a message of the window needs of this run
  * @qp: the requester
  * @ws: the message
- * @resend: the run resends from una (SHCA_WIRE_ACT_RESEND)
  *
- * Context: the engine.
+ * Context: the engine, for the window's messages in order.
  * Return: SHCA_WIRE_NEED_* bits: for them the engine builds the message
  * again from its copy of the WQE and calls shca_roce_req_service().
  */
 unsigned int shca_roce_req_need(struct shca_qp *qp,
-				const struct shca_wire_slot *ws, bool resend)
+				const struct shca_wire_slot *ws)
 {
-	struct sk_buff *skb = skb_peek(&qp->req.wire.resps);
+	struct shca_wire_req *wr = &qp->req.wire;
+	struct sk_buff *skb = skb_peek(&wr->resps);
 	unsigned int need = 0;
 
 	if (skb && shca_req_resp_of(ws, skb))
 		need |= SHCA_WIRE_NEED_PLACE;
-	if (resend && !ws->answered &&
-	    shca_psn_diff(shca_req_end(ws), qp->req.wire.una) > 0)
-		need |= SHCA_WIRE_NEED_RESEND;
+	/* The next PSN to send is one of its, and the window lets it go. */
+	if (!ws->answered && shca_psn_diff(wr->nxt, ws->first) >= 0 &&
+	    shca_psn_diff(shca_req_end(ws), wr->nxt) > 0 &&
+	    shca_psn_diff(shca_req_stop(wr), wr->nxt) > 0)
+		need |= SHCA_WIRE_NEED_SEND;
 	return need;
 }
 
@@ -439,7 +541,7 @@ static void shca_req_place(struct shca_qp *qp, struct shca_wire_slot *ws,
 }
 
 /**
- * shca_roce_req_service() - place a message's READ responses, resend it
+ * shca_roce_req_service() - place a message's READ responses, send it on
  * @qp: the requester
  * @ws: the message
  * @msg: the message, built again from the engine's copy of its WQE
@@ -452,15 +554,13 @@ void shca_roce_req_service(struct shca_qp *qp, struct shca_wire_slot *ws,
 {
 	struct shca_wire_req *wr = &qp->req.wire;
 	enum shca_counter why = SHCA_CNT_RESENT_TIMEOUT;
-	s32 i;
 	int n;
 
 	if (need & SHCA_WIRE_NEED_PLACE)
 		shca_req_place(qp, ws, msg);
-	if (!(need & SHCA_WIRE_NEED_RESEND) || ws->answered)
+	if (!(need & SHCA_WIRE_NEED_SEND) || ws->answered)
 		return;
-	i = max(shca_psn_diff(wr->una, ws->first), 0);
-	n = shca_req_transmit(qp, ws, msg, i);
+	n = shca_req_push(qp, ws, msg);
 	if (n < 0) {
 		shca_req_answer(qp, ws, IB_WC_LOC_PROT_ERR);
 		return;
@@ -473,13 +573,22 @@ void shca_roce_req_service(struct shca_qp *qp, struct shca_wire_slot *ws,
 	shca_count_add(to_shca_dev(qp->ibqp.device), why, n);
 }
 
-/* The first unacknowledged PSN moves on to @una: restore the retries. */
+/*
+ * The first unacknowledged PSN moves on to @una: restore the retries,
+ * open the congestion window.  Past what was sent since a go-back (READ
+ * responses to the first request), sending resumes from @una.
+ */
 static void shca_req_progress(struct shca_qp *qp, u32 una)
 {
-	if (una == qp->req.wire.una)
+	struct shca_wire_req *wr = &qp->req.wire;
+
+	if (una == wr->una)
 		return;
-	qp->req.wire.una = una;
-	qp->req.wire.gap = false;
+	shca_req_open(wr, shca_psn_diff(una, wr->una));
+	wr->una = una;
+	if (shca_psn_diff(una, wr->nxt) > 0)
+		wr->nxt = una;
+	wr->gap = false;
 	qp->req.retry_left = READ_ONCE(qp->attr.retry_cnt);
 	qp->req.rnr_left = READ_ONCE(qp->attr.rnr_retry);
 }
@@ -570,6 +679,11 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt *pkt)
 		if (value == SHCA_NAK_PSN_SEQ) {
 			shca_count(to_shca_dev(qp->ibqp.device),
 				   SHCA_CNT_SEQ_NAK_RCVD);
+			/* The loss already gone back for, a NAK late or twice. */
+			if (pkt->psn == qp->req.wire.back &&
+			    shca_psn_diff(qp->req.wire.una,
+					  qp->req.wire.recover) < 0)
+				return;
 			shca_req_verdict(qp, SHCA_WIRE_RESEND);
 			return;
 		}
@@ -711,6 +825,22 @@ consume:
 bool shca_roce_req_busy(struct shca_qp *qp)
 {
 	return shca_req_una_slot(qp);
+}
+
+/**
+ * shca_roce_req_init() - a requester's window, before its first message
+ * @qp: the requester
+ *
+ * The congestion window starts fully open: a path's first loss closes
+ * it to what it holds.
+ */
+void shca_roce_req_init(struct shca_qp *qp)
+{
+	struct shca_wire_req *wr = &qp->req.wire;
+
+	__skb_queue_head_init(&wr->resps);
+	wr->cwnd = SHCA_WIRE_WINDOW_PSNS;
+	wr->ssthresh = SHCA_WIRE_WINDOW_PSNS;
 }
 
 /*
