@@ -2229,8 +2229,9 @@ static void shca_rcw_win_read_resp(struct kunit *test, struct shca_rcw *w,
 				   u32 psn, const u8 *remote, u32 len)
 {
 	struct shca_rcw_msg r = shca_rcw_read_resps(psn, remote, len);
-	struct shca_frame f[2];
+	struct shca_frame *f;
 
+	f = shca_rcw_buf(test, shca_rcw_npkts(w, len) * sizeof(*f));
 	shca_frame_inject(test, w->ndev, f, shca_rcw_segment(test, w, &r, f));
 }
 
@@ -2463,6 +2464,44 @@ static void shca_rcw_win_slow_start(struct kunit *test)
 				      burst[i] != SHCA_RCW_PACE);
 	}
 	shca_rcw_pace_done(test, w, &m);
+}
+
+/*
+ * A READ of 160 packets' worth, more than the congestion window: asked
+ * for in two parts, 128 PSNs, then, once their responses are in, the
+ * other 32.  A response of the second part lost: its rest is asked for
+ * again, from the lost one, as the first request of that part had it.
+ */
+static void shca_rcw_win_read_parts(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	u32 len = SHCA_RCW_PACE * SHCA_RCW_MTU, part = 128 * SHCA_RCW_MTU;
+	u32 lost = part + 5 * SHCA_RCW_MTU;
+	u8 *local = shca_rcw_buf(test, len), *remote = shca_rcw_buf(test, len);
+	struct shca_frame *f;
+	struct shca_rcw_msg r;
+	struct ib_wc wc;
+
+	shca_dp_fill(remote, len, 50);
+	shca_rcw_post_read(test, w, local, len, 0x700);
+	shca_rcw_expect_read_req(test, w, shca_rcw_sq(0), 0, part);
+	shca_rcw_quiet(test, w);
+	shca_rcw_win_read_resp(test, w, shca_rcw_sq(0), remote, part);
+	shca_rcw_expect_read_req(test, w, shca_rcw_sq(128), part, len - part);
+	shca_rcw_quiet(test, w);
+	/* Of the second part's 32 responses, 5 arrive, then 2 after a loss. */
+	r = shca_rcw_read_resps(shca_rcw_sq(128), remote + part, len - part);
+	f = shca_rcw_buf(test, 32 * sizeof(*f));
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &r, f), 32);
+	shca_frame_inject(test, w->ndev, f, 5);
+	shca_frame_inject(test, w->ndev, f + 6, 2);
+	shca_rcw_expect_read_req(test, w, shca_rcw_sq(133), lost, len - lost);
+	shca_rcw_quiet(test, w);
+	shca_rcw_win_read_resp(test, w, shca_rcw_sq(133), remote + lost,
+			       len - lost);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x700, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, memcmp(local, remote, len), 0);
+	shca_rcw_quiet(test, w);
 }
 
 static void shca_rcw_win_implied(struct kunit *test)
@@ -3153,6 +3192,7 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_win_pace),
 	KUNIT_CASE(shca_rcw_win_halve),
 	KUNIT_CASE(shca_rcw_win_slow_start),
+	KUNIT_CASE(shca_rcw_win_read_parts),
 	KUNIT_CASE_PARAM(shca_rcw_req_ring_rewrite, shca_rcw_ring_gen_params),
 	KUNIT_CASE(shca_rcw_reset_drops),
 	KUNIT_CASE(shca_rcw_reset_race),

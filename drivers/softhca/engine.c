@@ -965,6 +965,9 @@ static int shca_fill_res_wire(struct sk_buff *msg, struct shca_qp *qp)
 	if (rdma_nl_put_driver_u32_hex(msg, "sq_psn", qp->req.psn) ||
 	    rdma_nl_put_driver_u32(msg, "inflight", qp->req.taken) ||
 	    rdma_nl_put_driver_u32_hex(msg, "una", wr->una) ||
+	    rdma_nl_put_driver_u32_hex(msg, "nxt", wr->nxt) ||
+	    rdma_nl_put_driver_u32(msg, "cwnd", wr->cwnd) ||
+	    rdma_nl_put_driver_u32(msg, "ssthresh", wr->ssthresh) ||
 	    rdma_nl_put_driver_u32(msg, "rd_atomic", wr->rd_atomic) ||
 	    rdma_nl_put_driver_u32(msg, "verdict", wr->verdict) ||
 	    rdma_nl_put_driver_u32(msg, "retry_left", qp->req.retry_left) ||

@@ -93,6 +93,7 @@ enum shca_wire_act {
  * struct shca_wire_slot - an RC message in the requester's window
  * @first: its first PSN
  * @npsn: PSNs it takes (a READ: one per response packet)
+ * @asked: a READ: its PSNs, from @first, that requests asked for so far
  * @len: its length in bytes
  * @wr_opcode: the WQE's opcode (enum ib_wr_opcode)
  * @answered: the answer came (or the requester gave up): @status is final
@@ -104,6 +105,7 @@ enum shca_wire_act {
 struct shca_wire_slot {
 	u32 first;
 	u32 npsn;
+	u32 asked;
 	u32 len;
 	u8 wr_opcode;
 	bool answered;

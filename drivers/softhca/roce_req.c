@@ -18,7 +18,9 @@
  * of the first unacknowledged one (una); a message larger than it is
  * sent over several runs, each pause asking for an ACK, as does every
  * SHCA_WIRE_ACK_EVERY-th PSN, so that ACKs clock the rest out.  A READ
- * request asks for all its responses at once.  cwnd opens by the PSNs
+ * larger than cwnd is asked for in parts, a request each, the next once
+ * the responses to the last are in; a go-back asks for the rest of the
+ * part in progress, as the responder remembers it.  cwnd opens by the PSNs
  * acknowledged up to ssthresh, then by one per window acknowledged, to
  * SHCA_WIRE_WINDOW_PSNS; a loss halves it, once per loss event (the
  * PSNs sent when it was seen), and a timeout closes it to
@@ -123,11 +125,11 @@ static u32 shca_req_end(const struct shca_wire_slot *ws)
 	return shca_psn_add(ws->first, ws->npsn);
 }
 
-/* What is left of a READ, from its PSN @i: one request. */
+/* A READ's PSNs @i to @ws->asked - 1: one request. */
 static int shca_req_read(struct shca_qp *qp, struct shca_wire_slot *ws,
 			 struct shca_msg *msg, u32 i)
 {
-	u32 off = i * shca_qp_pmtu(qp);
+	u32 pmtu = shca_qp_pmtu(qp), off = i * pmtu;
 	struct shca_pkt pkt = {
 		.opcode = SHCA_OPCODE(RC, RDMA_READ_REQUEST),
 		.pkey = SHCA_DEFAULT_PKEY,
@@ -135,7 +137,7 @@ static int shca_req_read(struct shca_qp *qp, struct shca_wire_slot *ws,
 		.psn = shca_psn_add(ws->first, i),
 		.va = msg->remote.addr + off,
 		.rkey = msg->remote.lkey,
-		.dma_len = msg->len - off,
+		.dma_len = min(msg->len, ws->asked * pmtu) - off,
 	};
 
 	return shca_roce_xmit(qp, msg->av, &pkt, NULL);
@@ -207,10 +209,11 @@ static int shca_req_data(struct shca_qp *qp, struct shca_wire_slot *ws,
 }
 
 /*
- * Sends the message from its PSN @i on, before PSN @stop (a READ or an
- * atomic is one request, for all its PSNs).  Return: the packets sent,
- * or -EFAULT when the local memory went away; a packet not sent for want
- * of memory is as lost.
+ * Sends the message from its PSN @i on, before PSN @stop: a SEND or
+ * WRITE its packets, a READ one request (a new part, up to @stop, or the
+ * rest of the part asked for last), an atomic its request.  Return: the
+ * packets sent, or -EFAULT when the local memory went away; a packet not
+ * sent for want of memory is as lost.
  */
 static int shca_req_transmit(struct shca_qp *qp, struct shca_wire_slot *ws,
 			     struct shca_msg *msg, u32 i, u32 stop)
@@ -219,10 +222,14 @@ static int shca_req_transmit(struct shca_qp *qp, struct shca_wire_slot *ws,
 
 	if (!shca_req_responded(ws))
 		return shca_req_data(qp, ws, msg, i, stop);
-	if (msg->opcode == IB_WR_RDMA_READ)
+	if (msg->opcode == IB_WR_RDMA_READ) {
+		if (i >= ws->asked)
+			ws->asked = i + min_t(u32, ws->npsn - i,
+					      shca_psn_diff(stop, ws->first) - i);
 		ret = shca_req_read(qp, ws, msg, i);
-	else
+	} else {
 		ret = shca_req_atomic_send(qp, ws, msg);
+	}
 	return ret == -EFAULT ? ret : 1;
 }
 
@@ -247,8 +254,12 @@ static int shca_req_push(struct shca_qp *qp, struct shca_wire_slot *ws,
 	n = shca_req_transmit(qp, ws, msg, i, shca_req_stop(wr));
 	if (n <= 0)
 		return n;
-	wr->nxt = shca_req_responded(ws) ? shca_req_end(ws) :
-		  shca_psn_add(wr->nxt, n);
+	if (ws->wr_opcode == IB_WR_RDMA_READ)
+		wr->nxt = shca_psn_add(ws->first, ws->asked);
+	else if (shca_req_responded(ws))
+		wr->nxt = shca_req_end(ws);
+	else
+		wr->nxt = shca_psn_add(wr->nxt, n);
 	/* What went below the highest PSN sent before is a resend. */
 	resent = clamp(shca_psn_diff(wr->high, from), 0, n);
 	if (shca_psn_diff(wr->nxt, wr->high) > 0)
@@ -505,9 +516,13 @@ unsigned int shca_roce_req_need(struct shca_qp *qp,
 	if (skb && shca_req_resp_of(ws, skb))
 		need |= SHCA_WIRE_NEED_PLACE;
 	/* The next PSN to send is one of its, and the window lets it go. */
-	if (!ws->answered && shca_psn_diff(wr->nxt, ws->first) >= 0 &&
-	    shca_psn_diff(shca_req_end(ws), wr->nxt) > 0 &&
-	    shca_psn_diff(shca_req_stop(wr), wr->nxt) > 0)
+	if (ws->answered || shca_psn_diff(wr->nxt, ws->first) < 0 ||
+	    shca_psn_diff(shca_req_end(ws), wr->nxt) <= 0 ||
+	    shca_psn_diff(shca_req_stop(wr), wr->nxt) <= 0)
+		return need;
+	/* A READ's next part once the last one's responses are in. */
+	if (ws->wr_opcode != IB_WR_RDMA_READ || !ws->asked ||
+	    wr->nxt == ws->first || wr->nxt == wr->una)
 		need |= SHCA_WIRE_NEED_SEND;
 	return need;
 }
@@ -754,9 +769,10 @@ static bool shca_req_read_resp(struct shca_qp *qp, struct sk_buff *skb,
 	if (skb_queue_len(&wr->resps) >= SHCA_READ_RESPS_MAX)
 		return false;
 	i = shca_psn_diff(pkt->psn, ws->first);
-	last = i == ws->npsn - 1;
-	/* A resent request's responses start anew with FIRST or ONLY. */
-	if (last != (pos == SHCA_POS_LAST || pos == SHCA_POS_ONLY) ||
+	/* The last a request asked for; resent ones start anew with FIRST. */
+	last = i == ws->asked - 1;
+	if (i >= ws->asked ||
+	    last != (pos == SHCA_POS_LAST || pos == SHCA_POS_ONLY) ||
 	    pkt->paylen != min(pmtu, ws->len - i * pmtu)) {
 		ibdev_dbg_ratelimited(qp->ibqp.device,
 				      "QP %u: READ response %u of %u refused\n",
@@ -769,7 +785,7 @@ static bool shca_req_read_resp(struct shca_qp *qp, struct sk_buff *skb,
 	cb->len = pkt->paylen;
 	__skb_queue_tail(&wr->resps, skb);
 	shca_req_progress(qp, shca_psn_add(pkt->psn, 1));
-	if (last)
+	if (i == ws->npsn - 1)
 		shca_req_answer(qp, ws, IB_WC_SUCCESS);
 	return true;
 }
