@@ -253,28 +253,35 @@ for op in write read; do
 done
 bulk_brief_tests=" bulk_write_1024k_loss5 bulk_read_1024k_loss5 "
 
-# The most data packets a device may send per packet the data needs
-# under netem loss LOSS%, resends included (issue 22): 1.5 at 1%, 2.5 at
-# 5%; none on a clean wire, where it must be 1 (a delay alone, no loss,
-# would not resend either).
+# The most data packets that may cross per packet the data needs under
+# netem loss LOSS%, resends included (issue 22): 1.5 at 1%, 2.5 at 5%;
+# 1.1 on a clean wire, which under TCG still drops or reorders a few
+# (73 of 4,172 packets came out of sequence once, with no netem).
 bulk_limit() {
 	case $1 in
 	*"loss 1%") echo 1.5 ;;
 	*"loss 5%") echo 2.5 ;;
-	*) echo 1 ;;
+	*) echo 1.1 ;;
 	esac
 }
 
 # bulk_case NAME OP SIZE ITERS DEPTH [NETEM...]: one ibloop run between
 # the pair's devices.  Passes when every message arrived with the right
-# bytes and, when softhca sent the data, it sent at most bulk_limit data
-# packets per packet required; rdma_rxe's count is reported beside.
+# bytes and, when softhca was the requester (the initiator, whose
+# resends and READ requests decide what crosses again), at most
+# bulk_limit data packets crossed per packet required; with rdma_rxe the
+# requester, its count is reported beside.
 bulk_case() {
 	local name=$1 op=$2 size=$3 iters=$4 depth=$5 netem=${*:6}
 	local result=nswire/$pair$name line why='' data_dev required sent0 sent1
 	local ratio limit pk_s
 	if [ -n "$brief" ] && [[ $bulk_brief_tests != *" $name "* ]]; then
 		skip "$result" "not in the brief run; netns.sh without --brief runs it"
+		return
+	fi
+	if [[ $cli_dev == rxe* ]] && [ "$size" -gt 65536 ] &&
+		[[ $netem == *"loss 5%" ]]; then
+		skip "$result" "rdma_rxe as requester took 30 s for these 4 MiB (8 s a message), near ibloop's 10 s without a completion"
 		return
 	fi
 	# WRITE: the initiator's data; READ: the target's responses.
@@ -301,11 +308,13 @@ bulk_case() {
 	ratio=$(awk -v s=$((sent1 - sent0)) -v r="$required" \
 		'BEGIN { printf "%.2f", s / r }')
 	limit=$(bulk_limit "$netem")
-	if [[ $data_dev != rxe* ]] && [ -z "$why" ] &&
+	if [[ $cli_dev != rxe* ]] && [ -z "$why" ] &&
 		awk -v x="$ratio" -v l="$limit" 'BEGIN { exit !(x > l) }'; then
 		why="$data_dev sent $ratio data packets per packet required, over $limit"
 	fi
-	echo "$result: $(ibloop_field "$line" mbps) MB/s, $data_dev sent $((sent1 - sent0)) data packets for $required: $ratio per packet, status $(ibloop_field "$line" status)" |
+	echo "$result: $(awk -v b="$(ibloop_field "$line" bytes)" \
+		-v ns="$(ibloop_field "$line" ns)" \
+		'BEGIN { printf "%.2f MiB/s in %.2f s", ns ? b * 1e9 / ns / 1048576 : 0, ns / 1e9 }'), $data_dev sent $((sent1 - sent0)) data packets for $required: $ratio per packet, status $(ibloop_field "$line" status)" |
 		figures
 	if [ -n "$why" ]; then
 		echo "$result: $srv_dev counters:$(hw_counters "$srv_dev")"
