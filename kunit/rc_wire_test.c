@@ -2405,6 +2405,30 @@ static void shca_rcw_win_pace(struct kunit *test)
 }
 
 /*
+ * An ACK of a PSN the window has not let go yet (150: 128 left) is a
+ * forgery: dropped and counted stale, it completes nothing and lets
+ * nothing more go.
+ */
+static void shca_rcw_win_pace_forged(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_rcw_msg m = shca_rcw_pace_post(test, w);
+	s64 stale;
+
+	shca_rcw_expect_range(test, w, &m, 0, 128, true);
+	stale = shca_frame_drops(test, w->dp.fx->ibdev, SHCA_DROP_STALE);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(150));
+	KUNIT_EXPECT_EQ(test, shca_frame_wait_drops(test, w->dp.fx->ibdev,
+						    SHCA_DROP_STALE, stale + 1),
+			stale + 1);
+	shca_rcw_quiet(test, w);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(127));
+	shca_rcw_expect_range(test, w, &m, 128, SHCA_RCW_PACE, false);
+	shca_rcw_pace_done(test, w, &m);
+}
+
+/*
  * A loss halves the window, once per loss event.  Packet 10 lost: the
  * NAK goes back to it and 64 leave (10 to 73).  The same NAK again
  * changes nothing.  Packet 40 of that resend lost too: the same event,
@@ -3190,6 +3214,7 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_win_implied),
 	KUNIT_CASE(shca_rcw_win_read_lost),
 	KUNIT_CASE(shca_rcw_win_pace),
+	KUNIT_CASE(shca_rcw_win_pace_forged),
 	KUNIT_CASE(shca_rcw_win_halve),
 	KUNIT_CASE(shca_rcw_win_slow_start),
 	KUNIT_CASE(shca_rcw_win_read_parts),

@@ -191,7 +191,7 @@ static int shca_req_data(struct shca_qp *qp, struct shca_wire_slot *ws,
 		return -EFAULT;
 	for (; i < ws->npsn; i++, off += pkt.paylen) {
 		pkt.psn = shca_psn_add(ws->first, i);
-		if (pkt.psn == stop)
+		if (shca_psn_diff(pkt.psn, stop) >= 0)
 			break;
 		pos = shca_pkt_pos(i, ws->npsn);
 		last = pos == SHCA_POS_LAST || pos == SHCA_POS_ONLY;
@@ -797,8 +797,9 @@ static bool shca_req_read_resp(struct shca_qp *qp, struct sk_buff *skb,
  * @pkt: its headers, parsed and checked
  * @data: its payload, in @skb
  *
- * An answer for no PSN from una to the last one sent (an old one, a
- * duplicate, a forgery) is dropped, and counted.
+ * An answer for no PSN from una to the highest one sent (an old one, a
+ * duplicate, a forgery, or one for a PSN the window has not let go yet)
+ * is dropped, and counted.
  *
  * Context: the QP's engine.
  */
@@ -808,7 +809,7 @@ void shca_roce_req_rx(struct shca_qp *qp, struct sk_buff *skb,
 	struct shca_wire_req *wr = &qp->req.wire;
 
 	if (!shca_roce_req_busy(qp) || shca_psn_diff(pkt->psn, wr->una) < 0 ||
-	    shca_psn_diff(pkt->psn, qp->req.psn) >= 0) {
+	    shca_psn_diff(pkt->psn, wr->high) >= 0) {
 		ibdev_dbg_ratelimited(qp->ibqp.device,
 				      "QP %u: answer %#x dropped: %u in flight, una %#x, next %#x\n",
 				      qp->ibqp.qp_num, pkt->psn,
