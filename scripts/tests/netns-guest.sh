@@ -22,7 +22,9 @@
 #
 # Results are named nswire/...; netns.sh renames them for a kernel other
 # than the default.  SOFTHCA_NSWIRE_BRIEF=1 runs the brief tests only
-# (wire-cases.sh), the others reported as skipped.  SOFTHCA_NSWIRE_ONLY,
+# (wire-cases.sh), the others reported as skipped;
+# SOFTHCA_NSWIRE_BULK_BRIEF=1 the brief bulk cases only (make check's
+# 6.1 run, the rest in check-full).  SOFTHCA_NSWIRE_ONLY,
 # an extended regular expression, runs only the wire cases whose name it
 # matches (the namespace cases still run), each SOFTHCA_NSWIRE_REPEAT
 # times (default 1; the runs then named NAME.1, NAME.2, ...).
@@ -47,6 +49,7 @@ mydir=$(dirname "${SOFTHCA_RESULTS:?SOFTHCA_RESULTS names the results file}")
 brief=${SOFTHCA_NSWIRE_BRIEF:-}
 only=${SOFTHCA_NSWIRE_ONLY:-}
 repeat=${SOFTHCA_NSWIRE_REPEAT:-1}
+bulk_brief=${SOFTHCA_NSWIRE_BULK_BRIEF:-}
 client_addr=10.74.0.2
 in_a=(ip netns exec nsa)
 in_b=(ip netns exec nsb)
@@ -251,7 +254,7 @@ for op in write read; do
 			"bulk_${op}_${kib}_loss5 $op $bytes $iters $depth delay 1ms loss 5%")
 	done
 done
-bulk_brief_tests=" bulk_write_1024k_loss5 bulk_read_1024k_loss5 "
+bulk_brief_tests=" bulk_write_1024k_loss1 bulk_write_1024k_loss5 bulk_read_1024k_loss1 bulk_read_1024k_loss5 "
 
 # The most data packets that may cross per packet the data needs under
 # netem loss LOSS%, resends included (issue 22): 1.5 at 1%, 2.5 at 5%;
@@ -275,8 +278,9 @@ bulk_case() {
 	local name=$1 op=$2 size=$3 iters=$4 depth=$5 netem=${*:6}
 	local result=nswire/$pair$name line why='' data_dev required sent0 sent1
 	local ratio limit pk_s
-	if [ -n "$brief" ] && [[ $bulk_brief_tests != *" $name "* ]]; then
-		skip "$result" "not in the brief run; netns.sh without --brief runs it"
+	if { [ -n "$brief" ] || [ -n "$bulk_brief" ]; } &&
+		[[ $bulk_brief_tests != *" $name "* ]]; then
+		skip "$result" "not in the brief bulk run; make check-full runs it"
 		return
 	fi
 	if [[ $cli_dev == rxe* ]] && [ "$size" -gt 65536 ] &&
