@@ -121,7 +121,7 @@ struct shca_wire_slot {
  * @rnr_timer: an RNR NAK's timer code
  * @una: the first PSN not acknowledged (or READ response not received)
  * @nxt: the next PSN to send: from @una to it, sent since the last go-back
- * @back: the PSN of the last go-back
+ * @back: the PSN of the last go-back for a loss or a timeout
  * @high: the PSN after the highest ever sent: below it, a packet is resent
  * @recover: @high at the last loss: the window shrinks once per loss event
  * @cwnd: the PSNs that may be sent beyond @una (congestion window)

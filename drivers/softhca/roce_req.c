@@ -411,10 +411,10 @@ static void shca_req_go_back(struct shca_qp *qp, u8 cause)
 	bool timeout = cause == SHCA_WIRE_NONE;
 
 	wr->nxt = wr->una;
-	wr->back = wr->una;
 	wr->cause = cause;
 	if (cause == SHCA_WIRE_RNR_WAITED)
 		return;
+	wr->back = wr->una;
 	if (timeout || shca_psn_diff(wr->una, wr->recover) >= 0) {
 		wr->ssthresh = max_t(u32, wr->cwnd / 2, SHCA_WIRE_CWND_MIN);
 		wr->cwnd = timeout ? SHCA_WIRE_CWND_MIN : wr->ssthresh;
