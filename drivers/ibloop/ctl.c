@@ -188,7 +188,7 @@ static void ibloop_format(const struct ibloop_cfg *cfg,
 	mutex_lock(&ibloop_result_lock);
 	scnprintf(ibloop_result, sizeof(ibloop_result),
 		  "dev=%s peer=%s op=%s size=%u iters=%u depth=%u mode=%s ctx=%s completed=%llu bytes=%llu ns=%llu mbps=%llu msgs_per_s=%llu mismatches=%llu errors=%llu ctx_violations=%llu max_handler_depth=%d status=%d\n",
-		  cfg->dev, cfg->peer[0] ? cfg->peer : cfg->dev,
+		  cfg->dev, ibloop_peer(cfg),
 		  ibloop_op_names[cfg->op], cfg->size, cfg->iters,
 		  cfg->depth, ibloop_mode_names[cfg->mode],
 		  ibloop_context_names[cfg->context], res->completed,

@@ -81,6 +81,12 @@ struct ibloop_result {
 	int status;
 };
 
+/* The target's device: the peer, or the initiator's own. */
+static inline const char *ibloop_peer(const struct ibloop_cfg *cfg)
+{
+	return cfg->peer[0] ? cfg->peer : cfg->dev;
+}
+
 extern struct ib_client ibloop_client;
 
 int ibloop_run(const struct ibloop_cfg *cfg, struct ibloop_result *res);

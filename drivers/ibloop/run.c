@@ -416,12 +416,6 @@ static void ibloop_set_live(struct ibloop_ctx *ctx)
 	spin_unlock(&ibloop_live_lock);
 }
 
-/* The target's device: the peer, or the initiator's own. */
-static const char *ibloop_peer(const struct ibloop_cfg *cfg)
-{
-	return cfg->peer[0] ? cfg->peer : cfg->dev;
-}
-
 /* Ends a run on @dev, whose teardown then proceeds as any other's. */
 static void ibloop_remove_one(struct ib_device *dev, void *client_data)
 {
