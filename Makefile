@@ -17,7 +17,9 @@ KREL := $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' \
 # each kernel gets a tree of symlinks to the sources under build/<release>/;
 # the modules land in build/<release>/drivers/softhca/softhca.ko (and
 # build/<release>/kunit/softhca_kunit.ko for kernels with KUnit).
-BUILD := $(CURDIR)/build/$(KREL)
+# NOTRACE=1: softhca without its trace events (drivers/softhca/trace.h),
+# in build/<release>-notrace/, for make bench to measure what they cost.
+BUILD := $(CURDIR)/build/$(KREL)$(if $(NOTRACE),-notrace)
 SOURCES := Kbuild drivers include kunit
 
 .PHONY: all modules userspace install uninstall check check-full demo \

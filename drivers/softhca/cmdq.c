@@ -21,6 +21,7 @@
 
 #include "cmdq.h"
 #include "dev.h"
+#include "trace.h"
 
 /* A command that has not started after this long means a stuck queue. */
 #define SHCA_CMD_TIMEOUT (60 * HZ)
@@ -38,6 +39,7 @@ static bool shca_cmdq_on_worker(struct shca_cmdq *q)
 static int shca_cmd_run_locked(struct shca_cmdq *q, struct shca_cmd *cmd)
 {
 	struct mem_cgroup *old = NULL;
+	u64 start;
 	int status;
 
 	mutex_lock(&q->exec_lock);
@@ -45,7 +47,11 @@ static int shca_cmd_run_locked(struct shca_cmdq *q, struct shca_cmd *cmd)
 	/* A nested command has none: it runs as the one it is nested in. */
 	if (cmd->memcg)
 		old = set_active_memcg(cmd->memcg);
+	start = ktime_get_ns();
 	status = cmd->fn(cmd);
+	trace_softhca_cmd(&container_of(q, struct shca_dev, cmdq)->ibdev,
+			  cmd->fn, start - cmd->queued,
+			  ktime_get_ns() - start, status);
 	if (cmd->memcg)
 		set_active_memcg(old);
 	WRITE_ONCE(q->running, NULL);
@@ -121,6 +127,7 @@ int shca_cmd_exec(struct shca_cmdq *q, struct shca_cmd *cmd)
 	int status;
 
 	might_sleep();
+	cmd->queued = ktime_get_ns();
 	if (READ_ONCE(q->running) == current)
 		return cmd->fn(cmd);
 	if (shca_cmdq_on_worker(q))
@@ -216,6 +223,7 @@ EXPORT_SYMBOL_IF_KUNIT(shca_cmd_slot_get);
 /* Context: any, hard-irq included. */
 void shca_cmd_slot_submit(struct shca_cmd *cmd)
 {
+	cmd->queued = ktime_get_ns();
 	queue_work(cmd->cmdq->wq, &cmd->work);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_cmd_slot_submit);

@@ -73,6 +73,7 @@ struct shca_cmd_reg_mr {
  * @memcg: a synchronous command's caller's memory cgroup, active while
  *	the handler runs, so that it charges its caller; NULL for a slot
  * @args: a queued command's arguments, copied from the caller
+ * @queued: when it was submitted (ktime_get_ns()), for its trace event
  */
 struct shca_cmd {
 	struct work_struct work;
@@ -94,6 +95,7 @@ struct shca_cmd {
 		struct shca_cmd_modify_qp modify_qp;
 		struct shca_cmd_reg_mr reg_mr;
 	} args;
+	u64 queued;
 };
 
 enum shca_cmdq_state {

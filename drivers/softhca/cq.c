@@ -22,6 +22,7 @@
 #include "dev.h"
 #include "engine.h"
 #include "qp.h"
+#include "trace.h"
 #include "verbs.h"
 
 static void shca_cq_comp_work(struct work_struct *work)
@@ -114,6 +115,9 @@ int shca_cq_push(struct shca_cq *cq, const struct softhca_cqe *cqe,
 	}
 out_unlock:
 	spin_unlock_irqrestore(&cq->prod_lock, flags);
+	trace_softhca_cqe(cq->ibcq.device, cq->ibcq.res.id, cqe->qp_num,
+			  cqe->wr_id, cqe->status, cqe->opcode, cqe->byte_len,
+			  ret);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_cq_push);

@@ -47,6 +47,7 @@
 #include "icrc.h"
 #include "net.h"
 #include "roce.h"
+#include "trace.h"
 
 /*
  * The receive sockets of one network namespace, held by its devices
@@ -394,8 +395,12 @@ static int shca_net_xmit6(struct shca_dev *dev, const struct shca_av *av,
 int shca_net_xmit(struct shca_dev *dev, const struct shca_av *av, u16 sport,
 		  struct sk_buff *skb)
 {
+	const struct shca_bth *bth = (const struct shca_bth *)skb->data;
 	int ret;
 
+	trace_softhca_xmit(&dev->ibdev, bth->opcode,
+			   be32_to_cpu(bth->qpn) & SHCA_BTH_QPN,
+			   be32_to_cpu(bth->psn) & SHCA_BTH_PSN, skb->len);
 	skb->dev = dev->ndev;
 	skb->ip_summed = CHECKSUM_NONE;
 	if (shca_av_ipv4(av))

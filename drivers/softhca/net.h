@@ -48,6 +48,7 @@ unsigned int shca_net_headroom(const struct shca_dev *dev,
 			       const struct shca_av *av);
 
 void shca_stats_init(void);
+const char *shca_counter_name(enum shca_counter counter);
 void shca_count(struct shca_dev *dev, enum shca_counter counter);
 void shca_count_add(struct shca_dev *dev, enum shca_counter counter, u64 n);
 void shca_count_drop(struct shca_dev *dev, enum shca_drop reason);

@@ -24,6 +24,7 @@
 #include "engine.h"
 #include "fault.h"
 #include "qp.h"
+#include "trace.h"
 #include "verbs.h"
 
 #define SHCA_QPN_MAX 0xffffff
@@ -228,12 +229,21 @@ err_put_res:
 	return ret;
 }
 
+/* Context: any; under the QP's state lock. */
+static void shca_qp_state_locked(struct shca_qp *qp, enum ib_qp_state state)
+{
+	trace_softhca_qp_state(qp->ibqp.device, qp->ibqp.qp_num, qp->state,
+			       state);
+	WRITE_ONCE(qp->state, state);
+}
+
 static void shca_qp_set_state(struct shca_qp *qp, enum ib_qp_state state)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->state_lock, flags);
-	WRITE_ONCE(qp->state, state);
+	if (qp->state != state)
+		shca_qp_state_locked(qp, state);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 }
 
@@ -454,7 +464,7 @@ void shca_qp_error(struct shca_qp *qp, enum ib_qp_state state)
 	else
 		change = cur == IB_QPS_RTS || cur == IB_QPS_SQD;
 	if (change)
-		WRITE_ONCE(qp->state, state);
+		shca_qp_state_locked(qp, state);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 	if (change) {
 		/* Pairs with the barrier in shca_qp_doorbell(). */
@@ -523,7 +533,8 @@ static int shca_qp_modify_locked(struct shca_qp *qp,
 		return ret;
 
 	shca_qp_apply_attr(qp, attr, mask);
-	WRITE_ONCE(qp->state, *next);
+	if (*next != cur)
+		shca_qp_state_locked(qp, *next);
 	return 0;
 }
 

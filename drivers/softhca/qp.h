@@ -166,8 +166,8 @@ int shca_rq_pop(struct shca_qp *qp, struct softhca_recv_wqe *wqe,
 		struct softhca_sge *sge);
 
 /* Shared with SRQs. */
-int shca_recv_wqes_post(struct ib_device *ibdev, struct shca_queue *q,
-			spinlock_t *lock, u32 max_sge,
+int shca_recv_wqes_post(struct ib_device *ibdev, u32 num, bool srq,
+			struct shca_queue *q, spinlock_t *lock, u32 max_sge,
 			const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr, u32 *posted);
 u32 shca_recv_wqe_size(u32 max_sge);

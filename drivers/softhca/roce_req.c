@@ -56,6 +56,7 @@
 #include "dev.h"
 #include "qp.h"
 #include "roce.h"
+#include "trace.h"
 
 /* A READ response kept for placement, in its skb's control block. */
 struct shca_read_cb {
@@ -398,29 +399,49 @@ void shca_roce_req_fail(struct shca_qp *qp, struct shca_wire_slot *ws,
 	}
 }
 
+/* The counter of the packets resent for a go-back's @cause. */
+static enum shca_counter shca_req_resent_counter(u8 cause)
+{
+	switch (cause) {
+	case SHCA_WIRE_RNR_WAITED:
+		return SHCA_CNT_RESENT_RNR;
+	case SHCA_WIRE_RESEND:
+		return SHCA_CNT_RESENT_SEQ;
+	default:
+		return SHCA_CNT_RESENT_TIMEOUT;
+	}
+}
+
 /*
  * Goes back to una, for @cause (enum shca_wire_verdict; SHCA_WIRE_NONE:
  * a timeout): the window's PSNs from there are sent again, as the
  * congestion window lets them.  A loss, the first since the last one's
  * PSNs were all acknowledged, halves the congestion window; a timeout
- * closes it; an RNR NAK says nothing of the path.
+ * closes it; an RNR NAK says nothing of the path.  Each go-back is a
+ * softhca_retransmit trace event.
  */
 static void shca_req_go_back(struct shca_qp *qp, u8 cause)
 {
+	enum shca_counter resent = shca_req_resent_counter(cause);
 	struct shca_wire_req *wr = &qp->req.wire;
 	bool timeout = cause == SHCA_WIRE_NONE;
+	u32 to = wr->nxt;
 
 	wr->nxt = wr->una;
 	wr->cause = cause;
-	if (cause == SHCA_WIRE_RNR_WAITED)
-		return;
-	wr->back = wr->una;
-	if (timeout || shca_psn_diff(wr->una, wr->recover) >= 0) {
-		wr->ssthresh = max_t(u32, wr->cwnd / 2, SHCA_WIRE_CWND_MIN);
-		wr->cwnd = timeout ? SHCA_WIRE_CWND_MIN : wr->ssthresh;
-		wr->grown = 0;
-		wr->recover = wr->high;
+	if (cause != SHCA_WIRE_RNR_WAITED) {
+		wr->back = wr->una;
+		if (timeout || shca_psn_diff(wr->una, wr->recover) >= 0) {
+			wr->ssthresh = max_t(u32, wr->cwnd / 2,
+					     SHCA_WIRE_CWND_MIN);
+			wr->cwnd = timeout ? SHCA_WIRE_CWND_MIN : wr->ssthresh;
+			wr->grown = 0;
+			wr->recover = wr->high;
+		}
 	}
+	trace_softhca_retransmit(qp->ibqp.device, qp->ibqp.qp_num, wr->una, to,
+				 shca_counter_name(resent), wr->cwnd,
+				 wr->ssthresh, qp->req.retry_left);
 }
 
 /* Opens the congestion window for @acked PSNs newly acknowledged. */
@@ -568,7 +589,6 @@ void shca_roce_req_service(struct shca_qp *qp, struct shca_wire_slot *ws,
 			   struct shca_msg *msg, unsigned int need)
 {
 	struct shca_wire_req *wr = &qp->req.wire;
-	enum shca_counter why = SHCA_CNT_RESENT_TIMEOUT;
 	int n;
 
 	if (need & SHCA_WIRE_NEED_PLACE)
@@ -581,11 +601,8 @@ void shca_roce_req_service(struct shca_qp *qp, struct shca_wire_slot *ws,
 		return;
 	}
 	/* The packets resent, counted by the cause (shca_roce_req_act()). */
-	if (wr->cause == SHCA_WIRE_RNR_WAITED)
-		why = SHCA_CNT_RESENT_RNR;
-	else if (wr->cause == SHCA_WIRE_RESEND)
-		why = SHCA_CNT_RESENT_SEQ;
-	shca_count_add(to_shca_dev(qp->ibqp.device), why, n);
+	shca_count_add(to_shca_dev(qp->ibqp.device),
+		       shca_req_resent_counter(wr->cause), n);
 }
 
 /*
@@ -685,11 +702,15 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt *pkt)
 			shca_req_gap(qp);
 		return;
 	case SHCA_AETH_RNR_NAK:
+		trace_softhca_nak(qp->ibqp.device, qp->ibqp.qp_num, pkt->psn,
+				  pkt->syndrome);
 		shca_req_implied(qp, pkt->psn);
 		qp->req.wire.rnr_timer = value;
 		shca_req_verdict(qp, SHCA_WIRE_RNR);
 		return;
 	case SHCA_AETH_NAK:
+		trace_softhca_nak(qp->ibqp.device, qp->ibqp.qp_num, pkt->psn,
+				  pkt->syndrome);
 		shca_req_implied(qp, pkt->psn);
 		if (value == SHCA_NAK_PSN_SEQ) {
 			shca_count(to_shca_dev(qp->ibqp.device),

@@ -34,6 +34,7 @@
 #include "net.h"
 #include "qp.h"
 #include "roce.h"
+#include "trace.h"
 
 /* Packets a run of the engine executes before it lets others run. */
 #define SHCA_ROCE_RX_BATCH 64
@@ -184,6 +185,8 @@ void shca_roce_recv(struct shca_dev *dev, struct sk_buff *skb)
 	why = shca_roce_check(dev, skb, &pkt);
 	if (why != SHCA_DROP_NONE)
 		goto drop;
+	trace_softhca_recv(&dev->ibdev, pkt.opcode, pkt.dqpn, pkt.psn,
+			   skb->len - sizeof(struct udphdr));
 	qp = shca_qp_get(dev, pkt.dqpn);
 	if (!qp) {
 		why = SHCA_DROP_QPN;

@@ -187,8 +187,9 @@ int shca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	return shca_recv_wqes_post(ibsrq->device, &srq->queue, &srq->lock,
-				   srq->max_sge, wr, bad_wr, &posted);
+	return shca_recv_wqes_post(ibsrq->device, ibsrq->res.id, true,
+				   &srq->queue, &srq->lock, srq->max_sge, wr,
+				   bad_wr, &posted);
 }
 
 /**

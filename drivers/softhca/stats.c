@@ -10,6 +10,7 @@
 
 #include "dev.h"
 #include "net.h"
+#include "trace.h"
 
 /* The drop reasons' names are wire.c's: shca_stats_init() copies them. */
 static struct rdma_stat_desc shca_counter_descs[SHCA_CNT_MAX] = {
@@ -36,6 +37,12 @@ void shca_stats_init(void)
 }
 
 /* Context: any. */
+const char *shca_counter_name(enum shca_counter counter)
+{
+	return shca_counter_descs[counter].name;
+}
+
+/* Context: any. */
 void shca_count(struct shca_dev *dev, enum shca_counter counter)
 {
 	atomic64_inc(&dev->counters[counter]);
@@ -52,6 +59,7 @@ void shca_count_drop(struct shca_dev *dev, enum shca_drop reason)
 {
 	/* SHCA_DROP_NONE, 0, is not a drop. */
 	shca_count(dev, SHCA_CNT_DROP + reason - 1);
+	trace_softhca_drop(&dev->ibdev, shca_drop_names[reason]);
 }
 
 struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -24,6 +24,7 @@
 #include "dev.h"
 #include "engine.h"
 #include "qp.h"
+#include "trace.h"
 
 /* Work queue entries flushed per run of the engine, before it yields. */
 #define SHCA_FLUSH_BATCH 256
@@ -323,6 +324,7 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 					      wr->num_sge);
 			break;
 		}
+		trace_softhca_post_send(ibqp->device, ibqp->qp_num, wr);
 	}
 	shca_queue_produced(q, n);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
@@ -337,6 +339,8 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 /**
  * shca_recv_wqes_post() - write receive WRs into a receive queue or SRQ
  * @ibdev: the device, for messages
+ * @num: the number of the QP or SRQ, for the trace events
+ * @srq: @q is an SRQ's
  * @q: the ring
  * @lock: the ring's posting lock
  * @max_sge: the most SGEs a WQE of @q holds
@@ -347,8 +351,8 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
  * Context: any, hard-irq included; bounded by the ring's size.
  * Return: 0, -ENOMEM when the ring is full, -EINVAL for a bad WR.
  */
-int shca_recv_wqes_post(struct ib_device *ibdev, struct shca_queue *q,
-			spinlock_t *lock, u32 max_sge,
+int shca_recv_wqes_post(struct ib_device *ibdev, u32 num, bool srq,
+			struct shca_queue *q, spinlock_t *lock, u32 max_sge,
 			const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr, u32 *posted)
 {
@@ -367,6 +371,7 @@ int shca_recv_wqes_post(struct ib_device *ibdev, struct shca_queue *q,
 					  wr, max_sge);
 		if (ret)
 			break;
+		trace_softhca_post_recv(ibdev, num, srq, wr);
 	}
 	shca_queue_produced(q, n);
 	spin_unlock_irqrestore(lock, flags);
@@ -395,8 +400,9 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return ret;
 	}
-	ret = shca_recv_wqes_post(ibqp->device, &qp->rq.queue, &qp->rq.lock,
-				  qp->rq.max_sge, wr, bad_wr, &posted);
+	ret = shca_recv_wqes_post(ibqp->device, ibqp->qp_num, false,
+				  &qp->rq.queue, &qp->rq.lock, qp->rq.max_sge,
+				  wr, bad_wr, &posted);
 	if (posted)
 		shca_qp_doorbell(qp, false);
 	return ret;
