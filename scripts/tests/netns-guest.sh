@@ -337,6 +337,145 @@ bulk_cases() {
 	done
 }
 
+# counters DEV: all of DEV's hardware counters, a "NAME VALUE" line each.
+counters() {
+	local f v
+	for f in "/sys/class/infiniband/$1"/ports/1/hw_counters/*; do
+		[ "${f##*/}" != lifespan ] && read -r v <"$f" && echo "${f##*/} $v"
+	done
+}
+
+# trace_tally TRACE: softhca's trace events in TRACE, a "KEY COUNT" line
+# per kind: EVENT/DEV, with the completion's opcode and status, the
+# state change, the reason or the command's handler and status.
+trace_tally() {
+	awk '{
+		for (i = 1; i <= NF && $i !~ /^softhca_[a-z_]+:$/; i++)
+			;
+		if (i > NF)
+			next
+		ev = substr($i, 9, length($i) - 9)
+		key = ev "/" $(i + 1)
+		if (ev == "cqe")
+			key = key "/" $(i + 8) "/" $(i + 9)
+		else if (ev == "qp_state")
+			key = key "/" $(i + 4) "->" $(i + 6)
+		else if (ev == "drop")
+			key = key "/" $(i + 2)
+		else if (ev == "retransmit")
+			key = key "/" $(i + 6)
+		else if (ev == "cmd")
+			key = key "/" $(i + 2) "/" $NF
+		n[key]++
+	} END { for (k in n) print k, n[k] }' "$1"
+}
+
+# tally_is TALLY KEY COUNT: TALLY (trace_tally's) has COUNT events of KEY;
+# else says what it has.
+tally_is() {
+	local n
+	n=$(awk -v k="$2" '$1 == k { print $2 }' "$1")
+	[ "${n:-0}" = "$3" ] || echo "$2: ${n:-0} events, not $3"
+}
+
+# moved BEFORE AFTER DEV COUNTER...: how much DEV's COUNTERs moved
+# between two snapshots of "DEV NAME VALUE" lines.
+moved() {
+	local before=$1 after=$2 dev=$3 sum=0 c v w
+	shift 3
+	for c in "$@"; do
+		v=$(awk -v d="$dev" -v c="$c" '$1 == d && $2 == c { print $3 }' <<<"$after")
+		w=$(awk -v d="$dev" -v c="$c" '$1 == d && $2 == c { print $3 }' <<<"$before")
+		sum=$((sum + ${v:-0} - ${w:-0}))
+	done
+	echo "$sum"
+}
+
+# The trace events (drivers/softhca/trace.h) of one known run, through
+# tracefs: ibloop's 16 SENDs of 64 KiB from shb to sha under netem's 5%
+# loss, so that packets are resent.  Every event is checked against what
+# the run did: a post and a successful completion per message on each
+# side; the QPs' states; their commands, each successful; and as many
+# packet, drop, NAK and timeout events as the devices' counters moved.
+trace_events() {
+	local result=nswire/trace-events tr=/sys/kernel/tracing log why=
+	local line dev c0 c1 n tally wrong=()
+	log=$mydir/cases/trace-events
+	tally=$log.tally
+	echo "== $result (netem delay 1ms loss 5%)"
+	if ! { [ -e "$tr/trace" ] || mount -t tracefs nodev "$tr"; } ||
+		! [ -d "$tr/events/softhca" ] ||
+		! { echo 0 >"$tr/tracing_on" && echo 4096 >"$tr/buffer_size_kb" &&
+			: >"$tr/trace" && echo 1 >"$tr/events/softhca/enable" &&
+			echo 1 >"$tr/tracing_on"; }; then
+		fail "$result" "no softhca events in tracefs"
+		return
+	fi
+	# The neighbours known first: ARP under loss takes seconds.
+	"${in_b[@]}" busybox ping -c 1 -W 5 "$server_addr" >/dev/null ||
+		wrong+=("no ping from nsb to nsa")
+	netem_on "delay 1ms loss 5%" "" || wrong+=("netem setup")
+	c0=$(for dev in sha shb; do counters $dev | sed "s/^/$dev /"; done)
+	echo "dev=shb peer=sha op=send size=65536 iters=16 depth=4 mode=poll" \
+		>"$ibloop_ctl" || wrong+=("the ibloop run failed")
+	line=$(cat "$ibloop_ctl")
+	c1=$(for dev in sha shb; do counters $dev | sed "s/^/$dev /"; done)
+	echo 0 >"$tr/events/softhca/enable"
+	netem_off || wrong+=("netem teardown")
+	cp "$tr/trace" "$log.trace"
+	: >"$tr/trace"
+	echo "ibloop: $line"
+	[ "$(ibloop_field "$line" status)" = 0 ] &&
+		[ "$(ibloop_field "$line" completed)" = 16 ] &&
+		[ "$(ibloop_field "$line" mismatches)" = 0 ] ||
+		wrong+=("not every message arrived intact")
+	grep -Eq '^# entries-in-buffer/entries-written: ([0-9]+)/\1 ' \
+		"$log.trace" || wrong+=("the trace buffer lost events")
+	trace_tally "$log.trace" | sort >"$tally"
+	sed "s|^|$result: |" "$tally" | figures
+	# (No /dev/fd in the guest for a process substitution.)
+	{
+		tally_is "$tally" post_send/shb 16
+		tally_is "$tally" post_recv/sha 16
+		tally_is "$tally" cqe/shb/SEND/SUCCESS 16
+		tally_is "$tally" cqe/sha/RECV/SUCCESS 16
+		for dev in sha shb; do
+			for n in "RESET->INIT" "INIT->RTR" "RTR->RTS" "RTS->ERR" "ERR->RESET"; do
+				tally_is "$tally" "qp_state/$dev/$n" 1
+			done
+			for n in shca_qp_create_cmd shca_qp_modify_cmd shca_qp_destroy_cmd; do
+				grep -q "^cmd/$dev/$n/0 " "$tally" ||
+					echo "no successful $n on $dev"
+			done
+			! grep -Eq "^cmd/$dev/[^ ]*/[^0][^ ]* " "$tally" ||
+				echo "a command on $dev failed"
+			tally_is "$tally" "xmit/$dev" \
+				"$(moved "$c0" "$c1" $dev tx_packets tx_errors)"
+			tally_is "$tally" "recv/$dev" \
+				"$(($(moved "$c0" "$c1" $dev rx_packets) -
+				$(moved "$c0" "$c1" $dev rx_drop_nomem \
+				rx_drop_truncated rx_drop_opcode rx_drop_tver \
+				rx_drop_pad rx_drop_length rx_drop_icrc rx_drop_dgid)))"
+			tally_is "$tally" "nak/$dev" \
+				"$(moved "$c0" "$c1" $dev packet_seq_err)"
+			tally_is "$tally" "retransmit/$dev/tx_resent_timeout" \
+				"$(moved "$c0" "$c1" $dev local_ack_timeout_err)"
+			awk -v d=$dev '$1 == d && $2 ~ /drop/ { print $2 }' <<<"$c1" |
+				while read -r n; do
+					tally_is "$tally" "drop/$dev/$n" \
+						"$(moved "$c0" "$c1" $dev "$n")"
+				done
+		done
+		[ "$(awk '$1 ~ /^retransmit\/shb\// { n += $2 } END { print n + 0 }' "$tally")" -gt 0 ] ||
+			echo "no retransmission at 5% loss"
+	} >"$log.wrong"
+	mapfile -t -O ${#wrong[@]} wrong <"$log.wrong"
+	grep -m 3 -E 'softhca_(post_send|cqe|xmit|recv|retransmit|nak|qp_state|cmd):' \
+		"$log.trace" | figures
+	why=$(IFS=';'; echo "${wrong[*]}")
+	verdict "$result" "${why//;/; }"
+}
+
 # Interoperation with rdma_rxe: rxe0 on vr, in the initial namespace,
 # which nsi names so that every command runs the same way (ip netns exec
 # NS); softhca's shr on vr's peer vs, in nsr.
@@ -728,6 +867,7 @@ main() {
 	rdma link show | figures
 	run_cases
 	bulk_cases
+	trace_events
 	interop
 	no_loopback
 	vlan
