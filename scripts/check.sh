@@ -79,6 +79,9 @@ on_612() {
 }
 suite integration "$top/scripts/integration.sh"
 suite integration-6.12 on_612 integ-6.12 "$top/scripts/integration.sh"
+# The persistent link's systemd unit, in a guest systemd boots (Debian's
+# 6.1; about a minute).
+suite systemd "$top/scripts/systemd.sh"
 # RoCEv2 over a real wire in one guest, on both kernels (nswire/... and
 # nswire-6.12/...): softhca against itself between two network
 # namespaces joined by a veth pair, every wire case, clean and under

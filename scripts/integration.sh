@@ -13,16 +13,7 @@ suite_kernel integ "${1:-}"
 
 share=$(run_dir "integration-$rel")
 
-# Debian's module tree (symlinks) with softhca in updates/, indexed here:
-# depmod over 9p under TCG takes minutes, natively a second.
-modtree=$share/modroot/lib/modules/$rel
-if ! { mkdir -p "$(dirname "$modtree")" &&
-	cp -as "$kernel/root/lib/modules/$rel" "$(dirname "$modtree")/" &&
-	mkdir -p "$modtree/updates" &&
-	cp "$top/build/$rel/drivers/softhca/softhca.ko" "$modtree/updates/" &&
-	depmod -b "$share/modroot" "$rel"; }; then
-	die "cannot index modules"
-fi
+modtree=$(softhca_modtree "$share") || die "cannot index modules"
 
 start=$SECONDS
 # The guest's results go to its share; replayed into ours below.

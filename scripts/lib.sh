@@ -135,6 +135,20 @@ suite_kernel() {
 	make -s -C "$top" userspace >/dev/null || die "provider build failed"
 }
 
+# softhca_modtree DIR: Debian's module tree for $rel and $kernel
+# (suite_kernel), as symlinks under DIR/modroot, with softhca in updates/,
+# indexed here (depmod over 9p under TCG takes minutes, natively a
+# second); prints its path, for a guest to bind-mount over its
+# /lib/modules/$rel so that modprobe and `rdma link add` find softhca.
+softhca_modtree() {
+	local tree=$1/modroot/lib/modules/$rel
+	mkdir -p "$(dirname "$tree")" &&
+		cp -as "$kernel/root/lib/modules/$rel" "$(dirname "$tree")/" &&
+		mkdir -p "$tree/updates" &&
+		cp "$top/build/$rel/drivers/softhca/softhca.ko" "$tree/updates/" &&
+		depmod -b "$1/modroot" "$rel" && echo "$tree"
+}
+
 # The headers of Debian 12's other LTS kernel line (6.12), the newest
 # installed, or nothing.
 kdir_lts612() {

@@ -2,7 +2,8 @@
 # Lint, as a kernel maintainer would before applying: checkpatch --strict
 # and kernel-doc on every kernel source, then W=1 and sparse builds against
 # each kernel softhca targets, and the driver's layering (docs/layers.md)
-# from the objects; shellcheck on the harness.  Any finding fails its
+# from the objects; shellcheck on the harness; systemd-analyze verify on
+# the systemd units.  Any finding fails its
 # test.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -35,6 +36,20 @@ lint_shellcheck() {
 		esac
 	done < <(find scripts userspace .ci -type f | sort)
 	shellcheck -x -P SCRIPTDIR -f gcc "${files[@]}" 2>&1
+	return 0
+}
+
+# The systemd units, as systemd reads them: a template as an instance.
+lint_systemd() {
+	local dir f unit
+	dir=$(mktemp -d)
+	cp "$top"/userspace/systemd/* "$dir/"
+	for f in "$dir"/*; do
+		unit=${f##*/}
+		unit=${unit/@./@lint0.}
+		SYSTEMD_UNIT_PATH=$dir: systemd-analyze verify "$unit" 2>&1
+	done
+	rm -rf "$dir"
 	return 0
 }
 
@@ -76,6 +91,7 @@ lint_test() {
 lint_test checkpatch lint_checkpatch
 lint_test kernel-doc lint_kerneldoc
 lint_test shellcheck lint_shellcheck
+lint_test systemd lint_systemd
 debian_kdir=$(make -s -C "$top" print-kdir 2>/dev/null)
 lint_test "w1-sparse-$(basename "$debian_kdir")" lint_build "$debian_kdir"
 lint_test layers lint_layers "$debian_kdir"

@@ -88,23 +88,9 @@ kmemleak() {
 	cat $f
 }
 
-main() {
-	local share run status ended
-	mount_basics
-	online_cpus
-	share=$(param share)
-	run=$(param run)
-	if ! mount_share "$share" || ! [ -f "$run/job" ]; then
-		note "cannot reach the job in $run"
-		poweroff
-	fi
-	# shellcheck source=/dev/null # written by run.sh
-	. "$run/job"
-	# shellcheck disable=SC2154 # modules is set by the job file
-	mount_modules "$modules" || note "cannot mount $modules"
-	# shellcheck disable=SC2154 # cwd is set by the job file
-	cd "$cwd" || { note "cannot cd to $cwd" && poweroff; }
-
+# Runs the job, records its status, has kmemleak scan, powers off.
+job() {
+	local run=$1 status ended
 	run_job
 	status=$?
 	ended=$(cut -d. -f1 /proc/uptime)
@@ -116,4 +102,70 @@ main() {
 	poweroff
 }
 
-main
+# run.sh --systemd: the job's command runs twice, told which time by
+# SOFTHCA_SYSTEMD_PHASE: "preboot" here, to install and enable units,
+# then systemd takes over as PID 1 and boots to softhca-harness.target:
+# sysinit.target (udev, and the units enabled on devices), then
+# softhca-harness.service, which runs it again as "booted", as a job.
+systemd_boot() {
+	local units=/run/systemd/system
+	env+=(SOFTHCA_SYSTEMD_PHASE=preboot)
+	run_job || note "the job's preboot phase failed: $?"
+	mkdir -p $units
+	cat >$units/softhca-harness.target <<-EOF
+		[Unit]
+		Description=softhca harness: the job, once the system is up
+		Requires=softhca-harness.service
+		After=softhca-harness.service
+		AllowIsolate=yes
+	EOF
+	cat >$units/softhca-harness.service <<-EOF
+		[Unit]
+		Description=softhca harness job
+		Requires=sysinit.target
+		After=sysinit.target
+
+		[Service]
+		Type=oneshot
+		ExecStart=/bin/bash $0 --job
+		StandardOutput=journal+console
+		StandardError=journal+console
+	EOF
+	exec /lib/systemd/systemd --unit=softhca-harness.target
+}
+
+# The job file, the modules and the job's cwd.
+prepare() {
+	local share=$1 run=$2
+	if ! mount_share "$share" || ! [ -f "$run/job" ]; then
+		note "cannot reach the job in $run"
+		poweroff
+	fi
+	# shellcheck source=/dev/null # written by run.sh
+	. "$run/job"
+	# shellcheck disable=SC2154 # modules is set by the job file
+	mount_modules "$modules" || note "cannot mount $modules"
+	# shellcheck disable=SC2154 # cwd is set by the job file
+	cd "$cwd" || { note "cannot cd to $cwd" && poweroff; }
+}
+
+main() {
+	local share run
+	share=$(param share)
+	run=$(param run)
+	if [ "${1:-}" = --job ]; then
+		# softhca-harness.service: the share and modules are mounted.
+		# shellcheck source=/dev/null # written by run.sh
+		. "$run/job"
+		cd "$cwd" || { note "cannot cd to $cwd" && poweroff; }
+		env+=(SOFTHCA_SYSTEMD_PHASE=booted)
+		job "$run"
+	fi
+	mount_basics
+	online_cpus
+	prepare "$share" "$run"
+	[ "$(param systemd)" != 1 ] || systemd_boot
+	job "$run"
+}
+
+main "$@"

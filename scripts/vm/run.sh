@@ -1,6 +1,6 @@
 #!/bin/bash
 # run.sh [--timeout SECS] [--log FILE] [--share DIR] [--mem SIZE] [--smp N]
-#        [--append KERNEL_ARGS] [--wire MY_PORT:PEER_PORT:MAC]
+#        [--append KERNEL_ARGS] [--wire MY_PORT:PEER_PORT:MAC] [--systemd]
 #        KERNEL_DIR -- CMD [ARGS...]
 #
 # Boots the kernel in KERNEL_DIR under QEMU (TCG) with the host's root as the
@@ -38,6 +38,10 @@
 # before the peer is up are lost, as on a cable).  The guest's kernel must
 # have virtio_net: Debian's has it as a module, for CMD to modprobe.
 #
+# --systemd: systemd boots the guest, as PID 1, to sysinit.target, then
+# runs CMD as a unit; CMD runs once before too, to install and enable
+# units (scripts/vm/guest.sh).  systemd's console shows errors only.
+#
 # Exit status:
 #   CMD's exit status  the guest reported it and the log has no splat
 #   90  the console log has a kernel splat (scripts/vm/splat-scan.sh),
@@ -61,11 +65,12 @@ mem=2G
 smp=2
 append=
 wire=()
+systemd=
 
 usage() {
 	die "usage: run.sh [--timeout SECS] [--log FILE] [--share DIR]" \
 		"[--mem SIZE] [--smp N] [--append KERNEL_ARGS]" \
-		"[--wire MY_PORT:PEER_PORT:MAC] KERNEL_DIR -- CMD [ARGS...]"
+		"[--wire MY_PORT:PEER_PORT:MAC] [--systemd] KERNEL_DIR -- CMD [ARGS...]"
 }
 
 # --wire MY_PORT:PEER_PORT:MAC: QEMU's arguments for the NIC, in $wire.
@@ -160,6 +165,8 @@ boot() {
 	cmdline+=" tsc=reliable maxcpus=1"
 	cmdline+=" harness.init=$top/scripts/vm/guest.sh"
 	cmdline+=" harness.share=$share harness.run=$run $append"
+	[ -z "$systemd" ] ||
+		cmdline+=" harness.systemd=1 systemd.show_status=error systemd.log_color=0"
 	# --foreground keeps QEMU in our process group, so that whoever kills
 	# this script's group (a CI runner, a shell job) kills QEMU too.
 	timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \
@@ -182,6 +189,7 @@ main() {
 		--smp) smp=${2:?} && shift 2 ;;
 		--append) append=${2:?} && shift 2 ;;
 		--wire) wire_nic "${2:?}" && shift 2 ;;
+		--systemd) systemd=1 && shift ;;
 		--) usage ;;
 		-*) usage ;;
 		*) break ;;
