@@ -12,6 +12,9 @@
 # and for the debug kernel
 #   BENCH lockdep_<name> softhca=<v> rxe=<v> siw=<v> ratio=<softhca/rxe>
 #         ratio_siw=<softhca/siw> unit=<u> [limit=<v>]
+# and, in the same boot of Debian's kernel, what softhca's trace events
+# cost while off: ibloop's rate beside a build without them (NOTRACE=1),
+#   BENCH trace_off_kernel_ops_64 on=<v> off=<v> ratio=<on/off> unit=ops/s
 # Each value is the median of N repetitions (default 3).  Then RoCEv2
 # between two guests of Debian's kernel over a wire (wire.sh --bench):
 # softhca against itself beside rdma_rxe against itself, one run, a
@@ -53,6 +56,11 @@ leg() {
 	rel=$(kdir_release "$kdir")
 	make -s -C "$top" KDIR="$kdir" modules >/dev/null ||
 		die "module build for $rel failed"
+	# Without trace events, for their cost (bench-guest.sh's
+	# trace_figures); not beside siw, on the debug kernel.
+	[[ $types == *siw* ]] ||
+		make -s -C "$top" KDIR="$kdir" NOTRACE=1 modules >/dev/null ||
+		die "module build for $rel without trace events failed"
 	share=$(run_dir "bench-$rel")
 	start=$SECONDS
 	SOFTHCA_SHARE=$share "$top/scripts/vm/run.sh" \
@@ -202,6 +210,24 @@ netns_table() {
 	EOF
 }
 
+# trace_table RAW: ibloop's rate with the trace events built in (and off)
+# beside softhca built without them, in the same boot.  Reported, not
+# gated: under TCG one build's runs spread over 30% (62,299 to 88,287
+# operations a second in five runs of 2026-12-03), ten times the 3% a
+# gate would have to tell apart.
+trace_table() {
+	local on off r
+	on=$(median "$1" softhca-trace kernel_ops_64)
+	off=$(median "$1" softhca-notrace kernel_ops_64)
+	r=$(ratio "$on" "$off")
+	[ -n "$r" ] || missing=$((missing + 1))
+	echo "softhca with its trace events off beside softhca built without them (Debian's kernel)"
+	printf '%-22s %12s %12s %8s  %s\n' figure events-off no-events ratio unit
+	printf '%-22s %12s %12s %8s  %s\n' kernel_ops_64 "${on:--}" \
+		"${off:--}" "${r:--}" ops/s
+	lines+=("BENCH trace_off_kernel_ops_64 on=${on:-none} off=${off:-none} ratio=${r:-none} unit=ops/s")
+}
+
 kdir=$(make -s -C "$top" print-kdir)
 kernel=$("$top/scripts/kernel/debian-kernel.sh" "$(kdir_release "$kdir")") ||
 	die "no Debian kernel"
@@ -222,6 +248,8 @@ if [ -z "$smoke" ]; then
 fi
 
 table "$raw_debian"
+echo
+trace_table "$raw_debian"
 echo
 table "$raw_debug" lockdep
 if [ -z "$smoke" ]; then

@@ -99,6 +99,26 @@ kernel_figures() {
 		'BEGIN { if (n) printf "%.2f", ns / n / 1000 }')"
 }
 
+# What the trace events cost while off: ibloop's operation rate with
+# softhca built with them (softhca-trace) and without (NOTRACE=1,
+# softhca-notrace), the two loaded in turn, when that build is there.
+trace_figures() {
+	local ko variant line
+	for variant in notrace trace; do
+		line=
+		ko=$build/drivers/softhca/softhca.ko
+		[ $variant = trace ] || ko=$build-notrace/drivers/softhca/softhca.ko
+		[ -f "$ko" ] || return 0
+		insmod "$ko" && rdma link add softhca0 type softhca netdev shv0 &&
+			wait_for 20 ready softhca0 &&
+			line=$(ibloop "dev=softhca0 op=write size=64 depth=16 mode=poll iters=$(iters 20000)")
+		echo "softhca-$variant kernel: $line"
+		record "softhca-$variant" kernel_ops_64 \
+			"$(ibloop_field "$line" msgs_per_s)"
+		unload softhca
+	done
+}
+
 # Scaling: N RC QPs 256 deep (userspace/tests/qp-scale): the time to
 # create and connect one, the kernel memory one takes, and the cost of an
 # 8-byte WRITE spread over all N.
@@ -194,6 +214,7 @@ for rep in $(seq "$reps"); do
 		load "$type" && figures "${type}0"
 		unload "$type"
 	done
+	[[ $types == *siw* ]] || trace_figures
 	for s in 64 4096 65536 1048576; do
 		[ -z "$only" ] || [[ " $only " == *"_${s}_"* ]] || continue
 		line=$(ibloop "op=memcpy size=$s depth=16 iters=$(iters $((s < 65536 ? 200000 : 2000)))")
