@@ -621,7 +621,10 @@ active_mtu() {
 # The veth's MTU raised to 9000, then lowered back to 1500, while an RC
 # pingpong runs: the ports' active MTU follows (4096, then 1024) and the
 # pingpong, whose QPs kept the path MTU they were connected with, ends
-# well.
+# well.  Its 10,000 iterations, long enough to outlast the flips, took
+# 30 and 51 s in two runs on 6.1 (2026-12-03, other guests running), and
+# over 60 s, pingpong's limit, on 6.12 beside three guests: both sides
+# killed mid-run, nothing in error.  So 180 s.
 mtu_flip() {
 	ip -n nsa link set va mtu 9000 && ip -n nsb link set vb mtu 9000 &&
 		wait_for 10 active_mtu sha 4096 && wait_for 10 active_mtu shb 4096 &&
@@ -630,7 +633,7 @@ mtu_flip() {
 }
 
 mtu_change() {
-	local why='' during=(mtu_flip)
+	local why='' during=(mtu_flip) pp_timeout=180
 	pingpong mtu 18521 1 1 "$server_addr" 10000
 	verdict nswire/mtu-change "$why"
 }
