@@ -107,10 +107,17 @@ job() {
 # then systemd takes over as PID 1 and boots to softhca-harness.target:
 # sysinit.target (udev, and the units enabled on devices), then
 # softhca-harness.service, which runs it again as "booted", as a job.
+#
+# /tmp is the host's (seen through the overlay, as mount_basics says), and
+# Debian's tmpfiles.d/tmp.conf has systemd-tmpfiles empty it at boot: a
+# checkout under /tmp, a CI clone, vanished from under the job.  An empty
+# tmp.conf in /etc masks it.  Should the job's unit fail, systemd powers
+# off rather than wait for run.sh's timeout.
 systemd_boot() {
 	local units=/run/systemd/system
 	env+=(SOFTHCA_SYSTEMD_PHASE=preboot)
 	run_job || note "the job's preboot phase failed: $?"
+	mkdir -p /etc/tmpfiles.d && : >/etc/tmpfiles.d/tmp.conf
 	mkdir -p $units
 	cat >$units/softhca-harness.target <<-EOF
 		[Unit]
@@ -128,6 +135,7 @@ systemd_boot() {
 		[Service]
 		Type=oneshot
 		ExecStart=/bin/bash $0 --job
+		FailureAction=poweroff-force
 		StandardOutput=journal+console
 		StandardError=journal+console
 	EOF
