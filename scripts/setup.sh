@@ -21,6 +21,9 @@ pkgs=(
 	# the wire's conformance: captures, tshark's RoCE dissector, Scapy's
 	# ICRC (netns.sh)
 	tshark python3-scapy
+	# the persistent link: systemd-analyze (lint), and systemd and udev
+	# to boot a guest with (systemd.sh)
+	systemd udev
 )
 
 # Debian 12's other LTS kernel line: the newest 6.12 headers the archive
