@@ -117,7 +117,7 @@ out_unlock:
 	spin_unlock_irqrestore(&cq->prod_lock, flags);
 	trace_softhca_cqe(cq->ibcq.device, cq->ibcq.res.id, cqe->qp_num,
 			  cqe->wr_id, cqe->status, cqe->opcode, cqe->byte_len,
-			  ret);
+			  ret == -ENOSPC);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_cq_push);

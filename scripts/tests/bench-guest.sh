@@ -85,11 +85,17 @@ ibloop() {
 	echo "$1" >"$ibloop_ctl" && cat "$ibloop_ctl"
 }
 
+# ibloop's operation rate, kernel_ops_64: on DEV, 64-byte WRITEs, 16 in
+# flight, busy-polled.
+kernel_ops() {
+	ibloop "dev=$1 op=write size=64 depth=16 mode=poll iters=$(iters 20000)"
+}
+
 # The in-kernel client, busy-polling: 64-byte WRITEs with 16 in flight
 # (operations per second), and one at a time (the round trip, in us).
 kernel_figures() {
 	local dev=$1 line
-	line=$(ibloop "dev=$dev op=write size=64 depth=16 mode=poll iters=$(iters 20000)")
+	line=$(kernel_ops "$dev")
 	echo "$dev kernel: $line"
 	record "$dev" kernel_ops_64 "$(ibloop_field "$line" msgs_per_s)"
 	line=$(ibloop "dev=$dev op=write size=64 depth=1 mode=poll iters=$(iters 5000)")
@@ -111,7 +117,7 @@ trace_figures() {
 		[ -f "$ko" ] || return 0
 		insmod "$ko" && rdma link add softhca0 type softhca netdev shv0 &&
 			wait_for 20 ready softhca0 &&
-			line=$(ibloop "dev=softhca0 op=write size=64 depth=16 mode=poll iters=$(iters 20000)")
+			line=$(kernel_ops softhca0)
 		echo "softhca-$variant kernel: $line"
 		record "softhca-$variant" kernel_ops_64 \
 			"$(ibloop_field "$line" msgs_per_s)"
