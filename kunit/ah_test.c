@@ -198,8 +198,6 @@ static void shca_ah_limit(struct kunit *test)
 	shca_ah_teardown(af);
 }
 
-#define SHCA_AH_CYCLES 10000
-
 /* Many PD and AH create/destroy cycles leave nothing behind. */
 static void shca_pd_ah_cycles(struct kunit *test)
 {
@@ -211,7 +209,7 @@ static void shca_pd_ah_cycles(struct kunit *test)
 	struct ib_ah *ah;
 	int i;
 
-	for (i = 0; i < SHCA_AH_CYCLES; i++) {
+	for (i = 0; i < SHCA_TEST_CYCLES; i++) {
 		pd = ib_alloc_pd(af->pd->device, 0);
 		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, pd);
 		ah = rdma_create_ah(pd, &af->attr, 0);
@@ -222,7 +220,7 @@ static void shca_pd_ah_cycles(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&dev->res[SHCA_RES_PD]), pds);
 	KUNIT_EXPECT_EQ(test, atomic_read(&dev->res[SHCA_RES_AH]), 0);
 	KUNIT_EXPECT_TRUE(test, xa_empty(&dev->ahs));
-	kunit_info(test, "%d PD and AH cycles in %llu ms\n", SHCA_AH_CYCLES,
+	kunit_info(test, "%d PD and AH cycles in %llu ms\n", SHCA_TEST_CYCLES,
 		   (ktime_get_ns() - start) / NSEC_PER_MSEC);
 	shca_ah_teardown(af);
 }

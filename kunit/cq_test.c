@@ -370,8 +370,6 @@ static void shca_cq_limit(struct kunit *test)
 	atomic_set(&dev->res[SHCA_RES_CQ], 1);
 }
 
-#define SHCA_CQ_CYCLES 10000
-
 /* Many create/destroy cycles leave nothing behind (kmemleak checks too). */
 static void shca_cq_cycles(struct kunit *test)
 {
@@ -380,13 +378,13 @@ static void shca_cq_cycles(struct kunit *test)
 	struct ib_cq *cq;
 	int i;
 
-	for (i = 0; i < SHCA_CQ_CYCLES; i++) {
+	for (i = 0; i < SHCA_TEST_CYCLES; i++) {
 		cq = ib_create_cq(shca_cq_fx.ibdev, NULL, NULL, NULL, &attr);
 		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cq);
 		KUNIT_ASSERT_EQ(test, ib_destroy_cq_user(cq, NULL), 0);
 	}
 	KUNIT_EXPECT_EQ(test, shca_cq_res(), 0);
-	kunit_info(test, "%d CQ cycles in %llu ms\n", SHCA_CQ_CYCLES,
+	kunit_info(test, "%d CQ cycles in %llu ms\n", SHCA_TEST_CYCLES,
 		   (ktime_get_ns() - start) / NSEC_PER_MSEC);
 }
 

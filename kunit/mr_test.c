@@ -565,8 +565,6 @@ static void shca_mr_limit(struct kunit *test)
 }
 
 /* Nothing stays behind, and indices move on rather than being reused. */
-#define SHCA_MR_CYCLES 10000U
-
 static void shca_mr_alloc_dereg_cycles(struct kunit *test)
 {
 	struct shca_fixture *fx = test->priv;
@@ -578,15 +576,15 @@ static void shca_mr_alloc_dereg_cycles(struct kunit *test)
 
 	pd = ib_alloc_pd(fx->ibdev, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(pd));
-	for (i = 0; i < SHCA_MR_CYCLES; i++) {
+	for (i = 0; i < SHCA_TEST_CYCLES; i++) {
 		mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, SHCA_TEST_MAX_SG);
 		KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
 		KUNIT_ASSERT_EQ(test, ib_dereg_mr(mr), 0);
 	}
-	KUNIT_EXPECT_GE(test, dev->next_mr, SHCA_MR_CYCLES);
+	KUNIT_EXPECT_GE(test, dev->next_mr, (u32)SHCA_TEST_CYCLES);
 	ib_dealloc_pd(pd);
 	shca_expect_no_mr(test, dev);
-	kunit_info(test, "%u MR cycles in %llu ms\n", SHCA_MR_CYCLES,
+	kunit_info(test, "%d MR cycles in %llu ms\n", SHCA_TEST_CYCLES,
 		   (ktime_get_ns() - start) / NSEC_PER_MSEC);
 }
 

@@ -644,8 +644,6 @@ static void shca_qp_limit(struct kunit *test)
 	shca_env_free(env);
 }
 
-#define SHCA_QP_CYCLES 10000
-
 /* Many create/destroy cycles leave nothing behind (kmemleak checks too). */
 static void shca_qp_cycles(struct kunit *test)
 {
@@ -654,13 +652,13 @@ static void shca_qp_cycles(struct kunit *test)
 	u64 start = ktime_get_ns();
 	int i;
 
-	for (i = 0; i < SHCA_QP_CYCLES; i++) {
+	for (i = 0; i < SHCA_TEST_CYCLES; i++) {
 		qp = shca_qp_new(env, i % 2 ? IB_QPT_RC : IB_QPT_UD, 16);
 		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, qp);
 		KUNIT_ASSERT_EQ(test, ib_destroy_qp(qp), 0);
 	}
 	KUNIT_EXPECT_EQ(test, shca_qp_res(), 1);
-	kunit_info(test, "%d QP cycles in %llu ms\n", SHCA_QP_CYCLES,
+	kunit_info(test, "%d QP cycles in %llu ms\n", SHCA_TEST_CYCLES,
 		   (ktime_get_ns() - start) / NSEC_PER_MSEC);
 	shca_env_free(env);
 }

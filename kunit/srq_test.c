@@ -245,8 +245,6 @@ static void shca_srq_limit(struct kunit *test)
 	shca_srq_env_free(test, env);
 }
 
-#define SHCA_SRQ_CYCLES 10000
-
 static void shca_srq_cycles(struct kunit *test)
 {
 	struct shca_srq_env *env = shca_srq_env_new(test, 1);
@@ -254,13 +252,13 @@ static void shca_srq_cycles(struct kunit *test)
 	struct ib_srq *srq;
 	int i;
 
-	for (i = 0; i < SHCA_SRQ_CYCLES; i++) {
+	for (i = 0; i < SHCA_TEST_CYCLES; i++) {
 		srq = shca_srq_new(env, 64, 0);
 		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, srq);
 		KUNIT_ASSERT_EQ(test, ib_destroy_srq_user(srq, NULL), 0);
 	}
 	KUNIT_EXPECT_EQ(test, shca_srq_res(), 1);
-	kunit_info(test, "%d SRQ cycles in %llu ms\n", SHCA_SRQ_CYCLES,
+	kunit_info(test, "%d SRQ cycles in %llu ms\n", SHCA_TEST_CYCLES,
 		   (ktime_get_ns() - start) / NSEC_PER_MSEC);
 	shca_srq_env_free(test, env);
 }
