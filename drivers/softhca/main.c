@@ -101,3 +101,5 @@ module_exit(shca_exit);
 MODULE_DESCRIPTION("softhca: software RDMA HCA (RoCEv2)");
 MODULE_LICENSE("Dual BSD/GPL");
 MODULE_ALIAS_RDMA_LINK(SOFTHCA_LINK_TYPE);
+/* The user-space provider needs uverbs; nothing here calls into it. */
+MODULE_SOFTDEP("pre: ib_uverbs");
