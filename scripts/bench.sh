@@ -25,7 +25,9 @@
 # a tenth of the iterations and no wire figures, for `make check` (whose
 # wire suites run the same tools between the same guests); passes when
 # every figure came out for softhca and rdma_rxe (siw's failures are
-# reported, not counted).  Under TCG, absolute figures mean little; the
+# reported, not counted).  A full run then draws the Debian kernel's
+# figures (scripts/bench-plot.sh) into its leg's directory and
+# docs/figures.  Under TCG, absolute figures mean little; the
 # ratios are the result.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -123,13 +125,6 @@ figures() {
 		echo "scale_kib_$q KiB"
 		echo "scale_op_ns_$q ns"
 	done
-}
-
-# median RAW DEV FIGURE: of the repetitions in the file RAW.
-median() {
-	awk -v d="$2" -v f="$3" '$1 == d && $2 == f { print $3 }' "$1" \
-		2>/dev/null | sort -g |
-		awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
 }
 
 # ratio A B: A / B, or nothing.
@@ -259,6 +254,13 @@ if [ -z "$smoke" ]; then
 	netns_table "$raw_netns"
 fi
 printf '%s\n' "${lines[@]}"
+# The pictures of Debian's kernel (scripts/bench-plot.sh), in its leg's
+# directory and in docs/figures for the README.
+rc_plot=0
+if [ -z "$smoke" ]; then
+	"$top/scripts/bench-plot.sh" "$(dirname "$raw_debian")" \
+		"$(kdir_release "$kdir")" "$top/docs/figures" || rc_plot=1
+fi
 [ -z "$siw_missing" ] ||
 	say "bench: siw gave no figure for$siw_missing (its perftest runs failed; see the debug kernel's log)"
 
@@ -284,7 +286,8 @@ gate() {
 
 ok=0
 [ "$rc_debian" = 0 ] && [ "$rc_debug" = 0 ] && [ "$missing" = 0 ] &&
-	[ "$rc_wire" = 0 ] && [ "$rc_netns" = 0 ] || ok=1
+	[ "$rc_wire" = 0 ] && [ "$rc_netns" = 0 ] && [ "$rc_plot" = 0 ] ||
+	ok=1
 if [ -n "$smoke" ]; then
 	if [ $ok = 0 ]; then
 		pass bench/smoke

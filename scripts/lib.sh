@@ -95,6 +95,14 @@ ibloop_field() {
 	tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"
 }
 
+# median RAW DEV FIGURE: of the repetitions in the file RAW, lines
+# "DEV FIGURE VALUE" (scripts/bench.sh, scripts/bench-plot.sh).
+median() {
+	awk -v d="$2" -v f="$3" '$1 == d && $2 == f { print $3 }' "$1" \
+		2>/dev/null | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+
 # Two UDP ports free on 127.0.0.1, below the ephemeral range, so that no
 # socket the kernel binds on its own takes one before QEMU does: a NIC's
 # two ends (run.sh --wire).

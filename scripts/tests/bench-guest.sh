@@ -12,7 +12,10 @@
 # given, the only perftest figures to take (names, space-separated), and
 # memcpy at their sizes only.  With siw (the debug kernel), the scaling
 # figures are left out: they are the Debian kernel's, where KASAN and
-# kmemleak do not weigh on every object.
+# kmemleak do not weigh on every object.  A full run without siw also
+# keeps every sample of one 2-byte ib_send_lat per device, for the plot
+# of the latency distribution (scripts/bench-plot.sh): lines "DEV VALUE"
+# (us) of $SOFTHCA_SHARE/latency.raw.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
@@ -25,8 +28,10 @@ smoke=${4:-}
 types=${5:-softhca rxe}
 only=${6:-}
 raw=$SOFTHCA_SHARE/bench.raw
+lat_raw=$SOFTHCA_SHARE/latency.raw
 ibloop_ctl=/sys/kernel/debug/ibloop/run
 : >"$raw"
+: >"$lat_raw"
 
 # iters N: N over $div, at least 10: a tenth for a smoke run, and a tenth
 # again on the debug kernel, where rdma_rxe moves 64 KiB messages at well
@@ -78,6 +83,27 @@ perf() {
 		record "$dev" "$figure" "$(awk -v c="$cols" '{ print $c }' <<<"$line")"
 		;;
 	esac
+	rm -f "$log" "$log.server" "$log.client"
+}
+
+# latency_samples DEV: each of the (sorted) half round trips of one
+# ib_send_lat of 2 bytes, which -H prints as "N, VALUE" lines ahead of its
+# figures; tried again, as perf does, when the clock calibration failed.
+latency_samples() {
+	local log samples
+	log=$(mktemp)
+	for _ in 1 2 3; do
+		client_server 18516 "$log" ib_send_lat -d "$1" -x 1 -p 18516 \
+			-s 2 -n 1000 -H >/dev/null
+		samples=$(awk -v d="$1" '$1 ~ /^[0-9]+,$/ &&
+			$2 ~ /^[0-9.]+(e[-+]?[0-9]+)?$/ { print d, $2 }' \
+			"$log.client")
+		! grep -q "Can't produce a report" "$log.server" "$log.client" &&
+			[ -n "$samples" ] && break
+		samples=
+	done
+	echo "$1 latency: $(grep -c . <<<"$samples") samples"
+	[ -z "$samples" ] || echo "$samples" >>"$lat_raw"
 	rm -f "$log" "$log.server" "$log.client"
 }
 
@@ -175,6 +201,9 @@ figures() {
 	# iWARP QP cannot be.
 	[ "$dev" = siw0 ] || kernel_figures "$dev"
 	[[ $types == *siw* ]] || scale_figures "$dev"
+	# One run's samples are enough for the shape, and cheap.
+	[ -n "$smoke" ] || [ "$rep" != 1 ] || [[ $types == *siw* ]] ||
+		latency_samples "$dev"
 }
 
 # ready DEV: DEV's port is up, and a RoCE device has its IPv4 GID (siw's
