@@ -24,8 +24,6 @@ SOFTHCA_RESULTS=$share/results SOFTHCA_MODTREE=$modtree \
 	"$top/build/userspace/libsofthca" >/dev/null
 rc=$?
 say "integration ($rel): guest run took $((SECONDS - start)) s"
-[ "$prefix" = integ ] || sed -i "s# integ/# $prefix/#" "$share/results"
-replay_results "$share/results"
 # The ibloop result lines (throughput, checks), as the guest wrote them.
 # ibloop.ko needs no copying: the guest sees $top/build/$rel through 9p.
 if [ -f "$share/ibloop.log" ]; then
@@ -35,8 +33,4 @@ fi
 for log in pingpong perftest syscalls pyverbs; do
 	[ ! -f "$share/$log.log" ] || sed "s/^/$log: /" "$share/$log.log"
 done
-if [ $rc = 0 ]; then
-	pass "$prefix/kernel-log-clean-$rel"
-else
-	fail "$prefix/kernel-log-clean-$rel" "harness exit $rc; see $share"
-fi
+guest_verdict integ $rc "$share"

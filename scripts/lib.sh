@@ -143,6 +143,20 @@ suite_kernel() {
 	make -s -C "$top" userspace >/dev/null || die "provider build failed"
 }
 
+# guest_verdict NAME RC DIR: the end of a one-guest suite whose guest
+# wrote its results into DIR/results as NAME/...: renamed for $prefix
+# (suite_kernel), replayed here, and the guest run's own verdict from the
+# harness's exit RC, $prefix/kernel-log-clean-$rel.
+guest_verdict() {
+	[ "$prefix" = "$1" ] || sed -i "s# $1/# $prefix/#" "$3/results"
+	replay_results "$3/results"
+	if [ "$2" = 0 ]; then
+		pass "$prefix/kernel-log-clean-$rel"
+	else
+		fail "$prefix/kernel-log-clean-$rel" "harness exit $2; see $3"
+	fi
+}
+
 # softhca_modtree DIR: Debian's module tree for $rel and $kernel
 # (suite_kernel), as symlinks under DIR/modroot, with softhca in updates/,
 # indexed here (depmod over 9p under TCG takes minutes, natively a

@@ -28,10 +28,4 @@ SOFTHCA_RESULTS=$share/results SOFTHCA_MODTREE=$modtree \
 	"$top/userspace/systemd/softhca@.service" "$mac" >/dev/null
 rc=$?
 say "systemd ($rel): guest run took $((SECONDS - start)) s"
-[ "$prefix" = systemd ] || sed -i "s# systemd/# $prefix/#" "$share/results"
-replay_results "$share/results"
-if [ $rc = 0 ]; then
-	pass "$prefix/kernel-log-clean-$rel"
-else
-	fail "$prefix/kernel-log-clean-$rel" "harness exit $rc; see $share"
-fi
+guest_verdict systemd $rc "$share"
