@@ -5,10 +5,10 @@
 # the last line ("N passed, N failed, N skipped").  Exits non-zero when any
 # test failed.  Installs what is missing and builds what is not cached.
 # --full (`make check-full`): every wire case on both kernels, where
-# `make check` runs one case of each kind of traffic (and skips the rest)
-# on the two-guest wire, on Debian's 6.1 only, and on the one-guest wire
-# on 6.12; the one-guest wire on 6.1 has every case, softhca against
-# itself and against rdma_rxe both ways.
+# `make check` runs the brief ones (one case of each kind of traffic, the
+# others reported as skipped) on the one-guest wire of both kernels and
+# on the two-guest wire of Debian's 6.1; and the Debian packages' install
+# test on 6.12 too.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -82,17 +82,21 @@ suite integration-6.12 on_612 integ-6.12 "$top/scripts/integration.sh"
 # The persistent link's systemd unit, in a guest systemd boots (Debian's
 # 6.1; about a minute).
 suite systemd "$top/scripts/systemd.sh"
+# The Debian packages as the README installs them, DKMS building the
+# module in the guest (6.1; check-full also on 6.12).
+suite deb "$top/scripts/deb.sh"
+if [ ${#brief[@]} = 0 ]; then
+	suite deb-6.12 on_612 deb-6.12 "$top/scripts/deb.sh"
+else
+	skip deb-6.12/suite "the packages' install on 6.12 runs in make check-full"
+fi
 # RoCEv2 over a real wire in one guest, on both kernels (nswire/... and
 # nswire-6.12/...): softhca against itself between two network
-# namespaces joined by a veth pair, every wire case, clean and under
-# netem (2 minutes a kernel); and the namespaces' own cases.
-# The bulk cases (4 MiB under loss, issue 22): 10 of 36 here, all in
-# check-full; together they took 10 minutes on a 2-core host.
-if [ ${#brief[@]} -gt 0 ]; then export SOFTHCA_NSWIRE_BULK_BRIEF=1; fi
-suite netns "$top/scripts/netns.sh"
-unset SOFTHCA_NSWIRE_BULK_BRIEF
-# 6.12 has the brief cases (softhca's, and against rdma_rxe both ways);
-# check-full runs them all there too.
+# namespaces joined by a veth pair, and against rdma_rxe both ways, clean
+# and under netem; and the namespaces' own cases.  make check has the
+# brief cases (and 4 of the 36 bulk cases, 4 MiB under loss), check-full
+# all of them.
+suite netns "$top/scripts/netns.sh" "${brief[@]}"
 suite netns-6.12 on_612 nswire-6.12 "$top/scripts/netns.sh" "${brief[@]}"
 # RoCEv2 between two guests joined by a wire over the host's loopback,
 # on both kernels (wire/... and wire-6.12/...): interoperation, UD, RC

@@ -22,9 +22,8 @@
 #
 # Results are named nswire/...; netns.sh renames them for a kernel other
 # than the default.  SOFTHCA_NSWIRE_BRIEF=1 runs the brief tests only
-# (wire-cases.sh), the others reported as skipped;
-# SOFTHCA_NSWIRE_BULK_BRIEF=1 the brief bulk cases only (make check's
-# 6.1 run, the rest in check-full).  SOFTHCA_NSWIRE_ONLY,
+# (wire-cases.sh) and the brief bulk cases, the others reported as
+# skipped.  SOFTHCA_NSWIRE_ONLY,
 # an extended regular expression, runs only the wire cases whose name it
 # matches (the namespace cases still run), each SOFTHCA_NSWIRE_REPEAT
 # times (default 1; the runs then named NAME.1, NAME.2, ...).
@@ -49,7 +48,6 @@ mydir=$(dirname "${SOFTHCA_RESULTS:?SOFTHCA_RESULTS names the results file}")
 brief=${SOFTHCA_NSWIRE_BRIEF:-}
 only=${SOFTHCA_NSWIRE_ONLY:-}
 repeat=${SOFTHCA_NSWIRE_REPEAT:-1}
-bulk_brief=${SOFTHCA_NSWIRE_BULK_BRIEF:-}
 client_addr=10.74.0.2
 in_a=(ip netns exec nsa)
 in_b=(ip netns exec nsb)
@@ -278,8 +276,7 @@ bulk_case() {
 	local name=$1 op=$2 size=$3 iters=$4 depth=$5 netem=${*:6}
 	local result=nswire/$pair$name line why='' data_dev required sent0 sent1
 	local ratio limit pk_s
-	if { [ -n "$brief" ] || [ -n "$bulk_brief" ]; } &&
-		[[ $bulk_brief_tests != *" $name "* ]]; then
+	if [ -n "$brief" ] && [[ $bulk_brief_tests != *" $name "* ]]; then
 		skip "$result" "not in the brief bulk run; make check-full runs it"
 		return
 	fi
