@@ -22,7 +22,7 @@ KREL := $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' \
 BUILD := $(CURDIR)/build/$(KREL)$(if $(NOTRACE),-notrace)
 SOURCES := Kbuild drivers include kunit
 
-.PHONY: all modules userspace install uninstall check check-full demo \
+.PHONY: all modules userspace install uninstall deb check check-full demo \
 	bench fuzz lint clean print-kdir
 
 all: modules userspace
@@ -42,6 +42,18 @@ install: modules userspace
 
 uninstall:
 	$(MAKE) -C userspace uninstall
+
+# The Debian packages (debian/), built by dpkg-buildpackage from a copy of
+# the tree under build/deb/, where the .debs land: softhca-dkms and
+# softhca-ibverbs-provider.
+DEB_VERSION = $(shell dpkg-parsechangelog -l debian/changelog -S Version)
+DEB_TREE = $(CURDIR)/build/deb/softhca-$(DEB_VERSION)
+deb:
+	rm -rf $(CURDIR)/build/deb && mkdir -p $(DEB_TREE)
+	cp -a $(addprefix $(CURDIR)/,$(SOURCES) userspace debian Makefile \
+		README.md) $(DEB_TREE)/
+	cd $(DEB_TREE) && dpkg-buildpackage -b -us -uc
+	rm -rf $(DEB_TREE)
 
 check:
 	scripts/check.sh

@@ -24,6 +24,10 @@ pkgs=(
 	# the persistent link: systemd-analyze (lint), and systemd and udev
 	# to boot a guest with (systemd.sh)
 	systemd udev
+	# the Debian packages (make deb) and their install test (deb.sh)
+	debhelper dh-dkms dkms
+	# make bench's plots
+	gnuplot-nox
 )
 
 # Debian 12's other LTS kernel line: the newest 6.12 headers the archive

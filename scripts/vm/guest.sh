@@ -46,6 +46,8 @@ mount_basics() {
 	mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 	mount -t tmpfs shm /dev/shm
 	mount -t debugfs debugfs /sys/kernel/debug
+	# What udev would link, for bash's <(...) (DKMS uses it).
+	ln -sfn /proc/self/fd /dev/fd
 	# /tmp stays the overlay's: writable here, never written on the host,
 	# and a checkout under the host's /tmp (a CI clone) stays visible.
 	# The host's /run (pid files, sockets) means nothing in here.
