@@ -146,7 +146,7 @@ main() {
 	verdict deb/link-add-loads-module "$why"
 
 	why=
-	# ib_core may stay, held by what else ib_uverbs or rdma_cm brought.
+	# modprobe -r leaves a dependency another module holds (ib_core).
 	rdma link delete softhca0 && modprobe -r softhca ib_uverbs ||
 		why="cannot delete softhca0 and unload softhca and ib_uverbs"
 	for m in softhca ib_uverbs; do
