@@ -17,6 +17,7 @@
 
 #include "dev.h"
 #include "fixture.h"
+#include "verbs.h"
 
 /* Events arrive from ib_core's work queue; TCG makes it slow. */
 #define SHCA_TEST_EVENT_TIMEOUT (20 * HZ)

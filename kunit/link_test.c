@@ -10,6 +10,7 @@
 #include <rdma/softhca-abi.h>
 
 #include "dev.h"
+#include "verbs.h"
 #include "fixture.h"
 
 static int shca_link_test_init(struct kunit *test)

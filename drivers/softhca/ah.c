@@ -18,7 +18,6 @@
 #include "cmdq.h"
 #include "dev.h"
 #include "fault.h"
-#include "verbs.h"
 
 /**
  * shca_av_check() - check a RoCEv2 address vector from a verb

@@ -23,7 +23,6 @@
 #include "engine.h"
 #include "qp.h"
 #include "trace.h"
-#include "verbs.h"
 
 static void shca_cq_comp_work(struct work_struct *work)
 {
@@ -52,75 +51,6 @@ static void shca_cq_deliver(struct shca_events *ev, enum ib_event_type type)
 	if (cq->ibcq.event_handler)
 		cq->ibcq.event_handler(&event, cq->ibcq.cq_context);
 }
-
-/*
- * The provider arms a user CQ in the ring's control block (softhca-abi.h);
- * the arm fires once, for the first CQE that matches it.
- */
-static bool shca_cq_user_armed(struct shca_queue *q, bool solicited)
-{
-	u32 arm;
-
-	/*
-	 * The CQE is released before the arm is read: pairs with the
-	 * provider's barrier between arming and polling again.
-	 */
-	smp_mb();
-	arm = READ_ONCE(q->ctrl->arm);
-	if (arm != SOFTHCA_CQ_ARM_NEXT &&
-	    (arm != SOFTHCA_CQ_ARM_SOLICITED || !solicited))
-		return false;
-	return cmpxchg(&q->ctrl->arm, arm, 0) == arm;
-}
-
-/**
- * shca_cq_push() - add a completion to a CQ
- * @cq: the CQ
- * @cqe: the completion
- * @solicited: it completes a solicited event
- *
- * On overflow the completion is lost and the CQ's consumer gets one
- * IB_EVENT_CQ_ERR; the CQ stays unusable, as the IBA has it.
- *
- * Context: any, hard-irq included.
- * Return: 0, or -ENOSPC when the CQ is full.
- */
-int shca_cq_push(struct shca_cq *cq, const struct softhca_cqe *cqe,
-		 bool solicited)
-{
-	struct shca_queue *q = &cq->queue;
-	unsigned long flags;
-	int ret = 0;
-
-	spin_lock_irqsave(&cq->prod_lock, flags);
-	if (unlikely(cq->overflow || !shca_queue_room(q))) {
-		if (!cq->overflow) {
-			ibdev_dbg_ratelimited(cq->ibcq.device,
-					      "CQ of %u entries overflows\n",
-					      q->num);
-			cq->overflow = true;
-			shca_event_raise(&cq->events, IB_EVENT_CQ_ERR);
-		}
-		ret = -ENOSPC;
-		goto out_unlock;
-	}
-	memcpy(shca_queue_entry(q, q->prod), cqe, sizeof(*cqe));
-	shca_queue_produced(q, 1);
-	if (cq->notify == IB_CQ_NEXT_COMP ||
-	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
-		cq->notify = 0;
-		queue_work(shca_wq, &cq->comp_work);
-	} else if (q->mmap_entry && shca_cq_user_armed(q, solicited)) {
-		queue_work(shca_wq, &cq->comp_work);
-	}
-out_unlock:
-	spin_unlock_irqrestore(&cq->prod_lock, flags);
-	trace_softhca_cqe(cq->ibcq.device, cq->ibcq.res.id, cqe->qp_num,
-			  cqe->wr_id, cqe->status, cqe->opcode, cqe->byte_len,
-			  ret == -ENOSPC);
-	return ret;
-}
-EXPORT_SYMBOL_IF_KUNIT(shca_cq_push);
 
 static int shca_cq_check(struct ib_device *ibdev,
 			 const struct ib_cq_init_attr *attr)

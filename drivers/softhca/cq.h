@@ -31,6 +31,7 @@ static inline struct shca_cq *to_shca_cq(struct ib_cq *ibcq)
 	return container_of(ibcq, struct shca_cq, ibcq);
 }
 
+/* The data path's (wqe.c). */
 int shca_cq_push(struct shca_cq *cq, const struct softhca_cqe *cqe,
 		 bool solicited);
 

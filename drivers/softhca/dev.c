@@ -18,7 +18,6 @@
 #include <rdma/softhca-abi.h>
 
 #include "dev.h"
-#include "verbs.h"
 
 /*
  * Registered devices, for loopback to find the device that owns a GID.
@@ -130,15 +129,6 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		.max_ah = SHCA_MAX_AH,
 	};
 	return 0;
-}
-
-/* The largest IB MTU whose RoCEv2 packets fit the netdev's MTU. */
-enum ib_mtu shca_active_mtu(struct net_device *ndev)
-{
-	enum ib_mtu mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
-
-	/* Below 256 bytes there is no IB MTU; report the smallest one. */
-	return mtu ?: IB_MTU_256;
 }
 
 int shca_query_port(struct ib_device *ibdev, u32 port,
@@ -254,7 +244,8 @@ void shca_dev_res_put(struct shca_dev *dev, enum shca_res res)
 	atomic_dec(&dev->res[res]);
 }
 
-static void shca_dev_init(struct shca_dev *dev, struct net_device *ndev)
+static void shca_dev_init(struct shca_dev *dev, struct net_device *ndev,
+			  const struct ib_device_ops *ops)
 {
 	struct ib_device *ibdev = &dev->ibdev;
 
@@ -278,20 +269,44 @@ static void shca_dev_init(struct shca_dev *dev, struct net_device *ndev)
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
-	ib_set_device_ops(ibdev, &shca_dev_ops);
+	ib_set_device_ops(ibdev, ops);
 }
 
 /**
- * shca_dev_add() - create and register a softhca device on a netdev
+ * shca_udata_no_request() - check a verb that defines no driver request
+ * @ibdev: the device
+ * @udata: the verb's udata, or NULL for a kernel caller
+ * @verb: the verb's name, for the debug message
+ *
+ * A newer provider may send a longer request than this driver knows; that
+ * is fine as long as every byte of it is zero.
+ *
+ * Return: 0, or -EINVAL when the request carries a non-zero byte.
+ */
+int shca_udata_no_request(struct ib_device *ibdev, struct ib_udata *udata,
+			  const char *verb)
+{
+	if (!udata || !udata->inlen ||
+	    ib_is_udata_cleared(udata, 0, udata->inlen))
+		return 0;
+	ibdev_dbg(ibdev, "%s: non-zero driver request\n", verb);
+	return -EINVAL;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_udata_no_request);
+
+/**
+ * shca_dev_create() - create and register a softhca device on a netdev
  * @name: ib_device name, e.g. "softhca0"
  * @ndev: the Ethernet netdev the device sends and receives through
+ * @ops: the verbs' table (verbs.c), which ib_core calls
  *
  * Context: process context, may sleep.  Not under RTNL: registration
  * takes it.
  * Return: 0, or -EINVAL for a netdev that is not Ethernet, -EEXIST when
  * the netdev already has a softhca device, or an ib_core error.
  */
-int shca_dev_add(const char *name, struct net_device *ndev)
+int shca_dev_create(const char *name, struct net_device *ndev,
+		    const struct ib_device_ops *ops)
 {
 	struct ib_device *other;
 	struct shca_dev *dev;
@@ -316,7 +331,7 @@ int shca_dev_add(const char *name, struct net_device *ndev)
 	 * UDP port.
 	 */
 	dev_hold(ndev);
-	shca_dev_init(dev, ndev);
+	shca_dev_init(dev, ndev, ops);
 
 	ret = shca_cmdq_init(&dev->cmdq, name);
 	if (ret)
@@ -339,7 +354,6 @@ err_dealloc_device:
 	ib_dealloc_device(&dev->ibdev);
 	return ret;
 }
-EXPORT_SYMBOL_IF_KUNIT(shca_dev_add);
 
 /*
  * ops.dealloc_driver: ib_core is done with the device (unregistered, or

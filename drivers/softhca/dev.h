@@ -97,10 +97,22 @@ static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
 	return container_of(ibdev, struct shca_dev, ibdev);
 }
 
-int shca_dev_add(const char *name, struct net_device *ndev);
+/*
+ * What a process makes it pays for: allocations on behalf of a user
+ * object are charged to the caller's memory cgroup (the command queue
+ * runs its handlers as the caller's, see shca_cmd_exec()).
+ */
+static inline gfp_t shca_gfp(struct ib_udata *udata)
+{
+	return udata ? GFP_KERNEL_ACCOUNT : GFP_KERNEL;
+}
+
+int shca_dev_create(const char *name, struct net_device *ndev,
+		    const struct ib_device_ops *ops);
 void shca_dev_dealloc(struct ib_device *ibdev);
+int shca_udata_no_request(struct ib_device *ibdev, struct ib_udata *udata,
+			  const char *verb);
 void shca_dev_port_update(struct shca_dev *dev);
-enum ib_mtu shca_active_mtu(struct net_device *ndev);
 struct shca_dev *shca_dev_find_gid(const struct shca_dev *from,
 				   const union ib_gid *gid);
 unsigned int shca_dev_generation(void);

@@ -57,7 +57,6 @@
 #include "engine.h"
 #include "mr.h"
 #include "qp.h"
-#include "roce.h"
 #include "transport.h"
 
 #define SHCA_ENGINE_BATCH 64
@@ -70,6 +69,19 @@
 
 static struct workqueue_struct *shca_engine_wq;
 static struct workqueue_struct *shca_engine_user_wq;
+
+/*
+ * The transports, in the order a message tries them: loopback reaches a
+ * destination in this host, RoCEv2 any other.
+ */
+static const struct shca_transport *const shca_transports[] = {
+	&shca_loop_transport,
+	&shca_roce_transport,
+};
+
+#define shca_for_each_transport(t, i)					\
+	for ((i) = 0; (i) < ARRAY_SIZE(shca_transports) &&		\
+	     ((t) = shca_transports[i]); (i)++)
 
 int shca_engine_init(void)
 {
@@ -301,6 +313,29 @@ static enum ib_wc_status shca_req_build(struct shca_qp *qp,
 	return shca_req_dest(qp, w, msg, av);
 }
 
+/*
+ * Hands @msg to the first transport that reaches its destination.  Behind
+ * messages in a window, a message follows them there.
+ */
+static enum shca_tx shca_req_send(struct shca_qp *qp, struct shca_msg *msg)
+{
+	const struct shca_transport *t;
+	enum shca_tx tx = SHCA_TX_REMOTE;
+	unsigned int i;
+
+	if (qp->req.taken)
+		return qp->req.tr->send(qp, msg);
+	shca_for_each_transport(t, i) {
+		tx = t->send(qp, msg);
+		if (tx == SHCA_TX_REMOTE)
+			continue;
+		if (tx == SHCA_TX_PENDING)
+			qp->req.tr = t;
+		break;
+	}
+	return tx;
+}
+
 /* Builds the message, hands it to the transport, reads the verdict. */
 static enum shca_tx shca_req_transport(struct shca_qp *qp,
 				       struct shca_swqe *w,
@@ -318,10 +353,7 @@ static enum shca_tx shca_req_transport(struct shca_qp *qp,
 	res->byte_len = msg.len;
 	msg.slot = ws;
 
-	/* Behind messages on the wire, a message follows them there. */
-	tx = qp->req.taken ? SHCA_TX_REMOTE : shca_loop_send(qp, &msg);
-	if (tx == SHCA_TX_REMOTE)
-		tx = shca_roce_send(qp, &msg);
+	tx = shca_req_send(qp, &msg);
 	if (tx == SHCA_TX_PENDING || tx == SHCA_TX_BLOCKED)
 		goto out_release;
 	/* Unreliable services are not told what became of a message. */
@@ -538,8 +570,9 @@ static enum ib_wc_status shca_req_atomic_done(struct shca_qp *qp,
 /* A message of the window needs this run: it is built again for it. */
 static void shca_req_service(struct shca_qp *qp, u32 i)
 {
+	const struct shca_window_ops *win = qp->req.tr->win;
 	struct shca_wire_slot *ws = shca_req_ws(qp, i);
-	unsigned int need = shca_roce_req_need(qp, ws);
+	unsigned int need = win->need(qp, ws);
 	enum ib_wc_status status;
 	struct shca_sgl payload;
 	struct shca_msg msg;
@@ -549,9 +582,9 @@ static void shca_req_service(struct shca_qp *qp, u32 i)
 		return;
 	status = shca_req_build(qp, shca_req_wqe(qp, i), &msg, &payload, &av);
 	if (status == IB_WC_SUCCESS)
-		shca_roce_req_service(qp, ws, &msg, need);
+		win->service(qp, ws, &msg, need);
 	else
-		shca_roce_req_fail(qp, ws, status);
+		win->fail(qp, ws, status);
 	shca_sgl_release(&payload);
 }
 
@@ -578,7 +611,7 @@ static enum shca_step shca_req_retire(struct shca_qp *qp)
 		if (shca_req_finish(qp, w, &res) == SHCA_STEP_ERROR)
 			return SHCA_STEP_ERROR;
 	}
-	shca_roce_req_reset(qp);
+	qp->req.tr->win->reset(qp);
 	return SHCA_STEP_DONE;
 }
 
@@ -589,6 +622,7 @@ static enum shca_step shca_req_retire(struct shca_qp *qp)
 static enum shca_step shca_req_window(struct shca_qp *qp)
 {
 	struct shca_req *req = &qp->req;
+	const struct shca_window_ops *win = req->tr->win;
 	bool expired = READ_ONCE(req->expired);
 	struct shca_req_result res = {};
 	enum shca_wire_act act;
@@ -596,11 +630,11 @@ static enum shca_step shca_req_window(struct shca_qp *qp)
 
 	if (expired)
 		WRITE_ONCE(req->expired, false);
-	act = shca_roce_req_act(qp, expired, &res.rnr_timer);
+	act = win->act(qp, expired, &res.rnr_timer);
 	if (act == SHCA_WIRE_ACT_RNR) {
 		if (shca_req_wait(qp, SHCA_TX_RNR, &res) == SHCA_STEP_WAIT)
 			return SHCA_STEP_WAIT;
-		shca_roce_req_fail(qp, NULL, res.status);
+		win->fail(qp, NULL, res.status);
 	}
 	for (i = 0; i < req->taken; i++)
 		shca_req_service(qp, i);
@@ -615,20 +649,20 @@ static void shca_req_arm(struct shca_qp *qp)
 {
 	struct shca_req *req = &qp->req;
 	u8 timeout = READ_ONCE(qp->attr.timeout);
+	u32 una;
 
 	if (READ_ONCE(req->waiting))
 		return;
-	if (!req->taken || !shca_roce_req_busy(qp)) {
+	if (!req->taken || !req->tr->win->busy(qp, &una)) {
 		/* Nothing to time: a timeout that fired meanwhile is void. */
 		if (hrtimer_active(&req->timer))
 			hrtimer_cancel(&req->timer);
 		WRITE_ONCE(req->expired, false);
 		return;
 	}
-	if (!timeout ||
-	    (hrtimer_active(&req->timer) && req->wire.armed == req->wire.una))
+	if (!timeout || (hrtimer_active(&req->timer) && req->armed == una))
 		return;
-	req->wire.armed = req->wire.una;
+	req->armed = una;
 	hrtimer_start(&req->timer, ns_to_ktime(4096ULL << timeout),
 		      HRTIMER_MODE_REL_SOFT);
 }
@@ -654,7 +688,8 @@ static void shca_req_flush_taken(struct shca_qp *qp)
 		shca_queue_consumed(&qp->sq.queue, 1);
 		shca_req_complete(qp, w, &res);
 	}
-	shca_roce_req_reset(qp);
+	if (req->tr)
+		req->tr->win->reset(qp);
 }
 
 /*
@@ -717,6 +752,9 @@ static bool shca_req_run(struct shca_qp *qp)
 /* One run: a batch of the send queue, or of a flush.  Return: run again. */
 static bool shca_engine_run(struct shca_qp *qp)
 {
+	const struct shca_transport *t;
+	unsigned int i;
+
 	lockdep_assert_held(&qp->engine_lock);
 	switch (READ_ONCE(qp->state)) {
 	case IB_QPS_RTS:
@@ -725,18 +763,33 @@ static bool shca_engine_run(struct shca_qp *qp)
 		return shca_qp_flush(qp, false);
 	case IB_QPS_ERR:
 		shca_req_flush_taken(qp);
-		shca_roce_resp_flush(qp);
+		shca_for_each_transport(t, i)
+			if (t->flush)
+				t->flush(qp);
 		return shca_qp_flush(qp, true);
 	default:
 		return false;
 	}
 }
 
+/* What the transports received: true to run again. */
+static bool shca_rx_run(struct shca_qp *qp)
+{
+	const struct shca_transport *t;
+	bool more = false;
+	unsigned int i;
+
+	shca_for_each_transport(t, i)
+		if (t->rx_run && t->rx_run(qp))
+			more = true;
+	return more;
+}
+
 /* A run of either work item: the packets received, then the queues. */
 static void shca_qp_run(struct shca_qp *qp)
 {
 	mutex_lock(&qp->engine_lock);
-	if (shca_roce_rx_run(qp))
+	if (shca_rx_run(qp))
 		shca_engine_kick_rx(qp);
 	if (shca_engine_run(qp))
 		shca_engine_kick(qp);
@@ -776,14 +829,18 @@ static void shca_req_set(struct shca_req *req, struct shca_wire_slot *msgs,
  * The engine takes a QP's WQEs one at a time, until an RC QP's path
  * leaves the host (shca_engine_qp_window()).  A copy is as large as the
  * ring's entries, which the QP's max_send_sge and max_inline_data size.
+ * Each transport makes its own state of the QP.
  *
  * Context: process context.
  * Return: 0 or -ENOMEM.
  */
 int shca_engine_qp_init(struct shca_qp *qp, bool user, gfp_t gfp)
 {
+	const struct shca_transport *t;
 	struct shca_req *req = &qp->req;
 	struct shca_wire_slot *msgs;
+	unsigned int i;
+	int ret;
 
 	req->wqe_size = min_t(u32, qp->sq.queue.entry_size,
 			      sizeof(struct shca_swqe));
@@ -791,15 +848,27 @@ int shca_engine_qp_init(struct shca_qp *qp, bool user, gfp_t gfp)
 	if (!msgs)
 		return -ENOMEM;
 	shca_req_set(req, msgs, 1);
+	shca_for_each_transport(t, i) {
+		if (!t->qp_init)
+			continue;
+		ret = t->qp_init(qp, gfp);
+		if (ret)
+			goto err_free_transports;
+	}
 	qp->engine_wq = user ? shca_engine_user_wq : shca_engine_wq;
 	mutex_init(&qp->engine_lock);
-	skb_queue_head_init(&qp->rx_pkts);
-	shca_roce_req_init(qp);
 	INIT_WORK(&qp->work, shca_qp_work);
 	INIT_WORK(&qp->rx_work, shca_qp_rx_work);
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	qp->req.timer.function = shca_req_timer;
 	return 0;
+
+err_free_transports:
+	while (i--)
+		if (shca_transports[i]->qp_free)
+			shca_transports[i]->qp_free(qp);
+	kfree(msgs);
+	return ret;
 }
 
 /**
@@ -840,7 +909,30 @@ void shca_engine_qp_window(struct shca_qp *qp, gfp_t gfp)
 /* Frees what shca_engine_qp_init() allocated; its engine is stopped. */
 void shca_engine_qp_free(struct shca_qp *qp)
 {
+	const struct shca_transport *t;
+	unsigned int i;
+
+	shca_for_each_transport(t, i)
+		if (t->qp_free)
+			t->qp_free(qp);
 	kfree(qp->req.msgs);
+}
+
+/**
+ * shca_engine_qp_epsn() - the PSN a QP's responder expects first
+ * @qp: the QP, entering RTR (modify_qp's rq_psn)
+ * @psn: the PSN
+ *
+ * Context: the command queue.
+ */
+void shca_engine_qp_epsn(struct shca_qp *qp, u32 psn)
+{
+	const struct shca_transport *t;
+	unsigned int i;
+
+	shca_for_each_transport(t, i)
+		if (t->epsn)
+			t->epsn(qp, psn);
 }
 
 /**
@@ -924,6 +1016,9 @@ void shca_engine_doorbell_user(struct shca_qp *qp)
  */
 void shca_engine_qp_stop(struct shca_qp *qp)
 {
+	const struct shca_transport *t;
+	unsigned int i;
+
 	/* Waits for a doorbell's run, which may queue the work. */
 	mutex_lock(&qp->engine_lock);
 	mutex_unlock(&qp->engine_lock);
@@ -937,45 +1032,33 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 	 */
 	cancel_work_sync(&qp->rx_work);
 	/*
-	 * A QP in RESET takes no more packets: shca_roce_recv() reads the
-	 * state under the packet queue's lock, which the purge takes after
-	 * RESET was set, so a packet is queued before the purge (and
-	 * purged) or not at all.  But a receive that queued one just before
-	 * may kick rx_work after the cancel, and a modify_qp to RESET leaves
-	 * the QP published: that run takes engine_lock, and so do the resets
-	 * (it finds nothing to execute, or runs before them).
+	 * A QP in RESET takes no more packets (see the transports' stop op).
+	 * But a receive that queued one just before may kick rx_work after
+	 * the cancel, and a modify_qp to RESET leaves the QP published: that
+	 * run takes engine_lock, and so do the resets (it finds nothing to
+	 * execute, or runs before them).
 	 */
 	mutex_lock(&qp->engine_lock);
-	shca_roce_rx_purge(qp);
 	qp->req.waiting = false;
 	qp->req.expired = false;
 	qp->req.held = false;
 	qp->req.taken = 0;
-	shca_roce_req_reset(qp);
-	shca_roce_resp_reset(qp, 0);
+	shca_for_each_transport(t, i)
+		if (t->stop)
+			t->stop(qp);
 	mutex_unlock(&qp->engine_lock);
 }
 
-/* The driver attributes of an RC or UC QP: its transport's state. */
-static int shca_fill_res_wire(struct sk_buff *msg, struct shca_qp *qp)
+/* The engine's driver attributes of a QP: its requester's state. */
+static int shca_fill_res_req(struct sk_buff *msg, struct shca_qp *qp)
 {
-	const struct shca_wire_req *wr = &qp->req.wire;
-	const struct shca_wire_resp *rs = &qp->resp;
+	const struct shca_req *req = &qp->req;
 
-	if (rdma_nl_put_driver_u32_hex(msg, "sq_psn", qp->req.psn) ||
-	    rdma_nl_put_driver_u32(msg, "inflight", qp->req.taken) ||
-	    rdma_nl_put_driver_u32_hex(msg, "una", wr->una) ||
-	    rdma_nl_put_driver_u32_hex(msg, "nxt", wr->nxt) ||
-	    rdma_nl_put_driver_u32(msg, "cwnd", wr->cwnd) ||
-	    rdma_nl_put_driver_u32(msg, "ssthresh", wr->ssthresh) ||
-	    rdma_nl_put_driver_u32(msg, "rd_atomic", wr->rd_atomic) ||
-	    rdma_nl_put_driver_u32(msg, "verdict", wr->verdict) ||
-	    rdma_nl_put_driver_u32(msg, "retry_left", qp->req.retry_left) ||
-	    rdma_nl_put_driver_u32(msg, "rnr_left", qp->req.rnr_left) ||
-	    rdma_nl_put_driver_u32_hex(msg, "epsn", rs->epsn) ||
-	    rdma_nl_put_driver_u32(msg, "msn", rs->msn) ||
-	    rdma_nl_put_driver_u32(msg, "nak_sent", rs->nak_sent) ||
-	    rdma_nl_put_driver_u32(msg, "resp_msg", rs->msg))
+	if (rdma_nl_put_driver_u32(msg, "waiting", req->waiting) ||
+	    rdma_nl_put_driver_u32_hex(msg, "sq_psn", req->psn) ||
+	    rdma_nl_put_driver_u32(msg, "inflight", req->taken) ||
+	    rdma_nl_put_driver_u32(msg, "retry_left", req->retry_left) ||
+	    rdma_nl_put_driver_u32(msg, "rnr_left", req->rnr_left))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -985,18 +1068,21 @@ static int shca_fill_res_wire(struct sk_buff *msg, struct shca_qp *qp)
  * @msg: the netlink message
  * @ibqp: the QP
  *
- * A snapshot under engine_lock, between two runs: for RC and UC, the
- * window on the wire (the messages in it, its first unacknowledged PSN,
- * the READs and atomics outstanding, the verdict the engine will act on,
- * the retries left) and the responder's expected PSN.  What to look at
- * first when traffic stalls.
+ * A snapshot under engine_lock, between two runs: the requester's (a
+ * retry wait, its next PSN, the messages in its window, the retries
+ * left), then each transport's (RoCEv2's: the packets queued and, for RC
+ * and UC, the window on the wire, the READs and atomics outstanding, the
+ * verdict the engine will act on, and the responder's expected PSN).
+ * What to look at first when traffic stalls.
  *
  * Context: process context (netlink); sleeps.
  */
 int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct shca_qp *qp = to_shca_qp(ibqp);
+	const struct shca_transport *t;
 	struct nlattr *table;
+	unsigned int i;
 	int ret;
 
 	table = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
@@ -1006,13 +1092,10 @@ int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		ret = -EINTR;
 		goto cancel_table;
 	}
-	ret = rdma_nl_put_driver_u32(msg, "waiting", qp->req.waiting);
-	if (!ret)
-		ret = rdma_nl_put_driver_u32(msg, "rx_queued",
-					     skb_queue_len(&qp->rx_pkts));
-	if (!ret && (ibqp->qp_type == IB_QPT_RC ||
-		     ibqp->qp_type == IB_QPT_UC))
-		ret = shca_fill_res_wire(msg, qp);
+	ret = shca_fill_res_req(msg, qp);
+	shca_for_each_transport(t, i)
+		if (!ret && t->fill_res)
+			ret = t->fill_res(msg, qp);
 	mutex_unlock(&qp->engine_lock);
 	if (ret)
 		goto cancel_table;

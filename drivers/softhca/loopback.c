@@ -129,7 +129,7 @@ static enum shca_tx shca_loop_connected(struct shca_qp *qp,
  * does not exist, the message is not from its peer or out of order, or a
  * port is down.
  */
-enum shca_tx shca_loop_send(struct shca_qp *qp, struct shca_msg *msg)
+static enum shca_tx shca_loop_send(struct shca_qp *qp, struct shca_msg *msg)
 {
 	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
 	struct shca_qp *dest = NULL;
@@ -156,3 +156,7 @@ enum shca_tx shca_loop_send(struct shca_qp *qp, struct shca_msg *msg)
 	shca_qp_put(dest);
 	return tx;
 }
+
+const struct shca_transport shca_loop_transport = {
+	.send = shca_loop_send,
+};

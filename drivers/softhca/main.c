@@ -16,6 +16,8 @@
 #include "event.h"
 #include "fault.h"
 #include "net.h"
+#include "roce.h"
+#include "verbs.h"
 
 static struct rdma_link_ops shca_link_ops = {
 	.type = SOFTHCA_LINK_TYPE,
@@ -64,7 +66,7 @@ static int __init shca_init(void)
 	ret = shca_engine_init();
 	if (ret)
 		goto err_destroy_wq;
-	ret = shca_net_init();
+	ret = shca_net_init(shca_roce_recv);
 	if (ret)
 		goto err_destroy_engine;
 	ret = register_netdevice_notifier(&shca_netdev_nb);

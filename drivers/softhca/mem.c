@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Walking registered memory.
+ * Registered memory as the data path sees it: MRs found by key, checked,
+ * made valid and invalid by work requests, and walked.  The verbs that
+ * create and destroy MRs are mr.c's.
  *
  * An SGE's key is looked up, and the whole SGE checked against its MR
  * (PD, access, range), when the cursor enters it, and the reference is
@@ -21,8 +23,299 @@
 #include "mem.h"
 #include "mr.h"
 
+/*
+ * Flags a device may ignore: the IB_ACCESS_OPTIONAL range (relaxed
+ * ordering) and the IB_ACCESS_HUGETLB hint.  Anything else outside
+ * SHCA_MR_ACCESS (memory windows, zero-based, on-demand paging) is refused.
+ */
+#define SHCA_MR_ACCESS_IGNORED (IB_ACCESS_OPTIONAL | IB_ACCESS_HUGETLB)
+
 /* Pages copied between two chances for the scheduler. */
 #define SHCA_COPY_RESCHED_PAGES 64
+
+/* Access flags a verb or a REG_MR asks for: 0, -EOPNOTSUPP or -EINVAL. */
+int shca_mr_access_check(struct ib_device *ibdev, int access,
+			 const char *verb)
+{
+	int unknown = access & ~(SHCA_MR_ACCESS | SHCA_MR_ACCESS_IGNORED);
+
+	if (!unknown)
+		return 0;
+	/* Defined, but not offered: consumers probe for these. */
+	if (!(unknown & ~(IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND))) {
+		ibdev_dbg_ratelimited(ibdev, "%s: access flags %#x not offered\n",
+				      verb, unknown);
+		return -EOPNOTSUPP;
+	}
+	ibdev_dbg_ratelimited(ibdev, "%s: unsupported access flags %#x\n",
+			      verb, unknown);
+	return -EINVAL;
+}
+
+/**
+ * shca_mr_get() - find an MR by its key and take a reference
+ * @dev: the device
+ * @key: the full key (lkey or rkey) as a work request or packet names it
+ *
+ * Context: any, hard-irq included.
+ * Return: the MR, to release with shca_mr_put(), or NULL when no MR has
+ * @key as its current key (variant byte included) or it is being
+ * deregistered.
+ */
+struct shca_mr *shca_mr_get(struct shca_dev *dev, u32 key)
+{
+	struct shca_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&dev->mrs, key >> SHCA_MR_KEY_SHIFT);
+	if (mr && (READ_ONCE(mr->key) != key ||
+		   !kref_get_unless_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_get);
+
+/**
+ * shca_mr_get_index() - find an MR by the index part of a key
+ * @dev: the device
+ * @key: a key whose variant byte may differ from the MR's current one, as
+ *	a REG_MR work request names the MR by its next key
+ *
+ * Context: any, hard-irq included.
+ * Return: the MR, to release with shca_mr_put(), or NULL.
+ */
+struct shca_mr *shca_mr_get_index(struct shca_dev *dev, u32 key)
+{
+	struct shca_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&dev->mrs, key >> SHCA_MR_KEY_SHIFT);
+	if (mr && !kref_get_unless_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+static void shca_mr_release(struct kref *ref)
+{
+	complete(&container_of(ref, struct shca_mr, ref)->released);
+}
+
+/* Context: any. */
+void shca_mr_put(struct shca_mr *mr)
+{
+	kref_put(&mr->ref, shca_mr_release);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_put);
+
+/* [iova, iova + len) inside [start, start + size), without overflowing. */
+static bool shca_mr_in_range(u64 start, u64 size, u64 iova, u64 len)
+{
+	return iova >= start && iova - start <= size &&
+	       len <= size - (iova - start);
+}
+
+/**
+ * shca_mr_check() - may a request use these bytes of an MR?
+ * @mr: the MR, from shca_mr_get()
+ * @key: the key the request named
+ * @pd: the PD of the QP the request came through
+ * @iova: the first byte
+ * @len: the number of bytes
+ * @access: IB_ACCESS_* the request needs (0 for a local read)
+ *
+ * Checked together under the MR's lock, so that a concurrent
+ * invalidation or re-registration cannot split them.
+ *
+ * Context: any, hard-irq included.
+ * Return: 0; -EACCES when the MR is invalid, its key changed, its PD
+ * differs or it does not grant @access; -ERANGE when the bytes are not
+ * all inside it.
+ */
+int shca_mr_check(struct shca_mr *mr, u32 key, struct ib_pd *pd, u64 iova,
+		  u64 len, int access)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (!mr->valid || mr->key != key || mr->pd != pd ||
+	    (mr->access & access) != access)
+		ret = -EACCES;
+	else if (!shca_mr_in_range(mr->iova, mr->length, iova, len))
+		ret = -ERANGE;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_check);
+
+/**
+ * shca_kva_page() - the page of a kernel virtual address
+ * @addr: the address, as the DMA MR and the local DMA lkey name bytes
+ * @offset: set to its offset in the page
+ *
+ * Context: any.
+ * Return: the page, or NULL when @addr is not in the linear map.
+ */
+struct page *shca_kva_page(u64 addr, unsigned int *offset)
+{
+	void *va = (void *)(uintptr_t)addr;
+
+	if (!virt_addr_valid(va))
+		return NULL;
+	*offset = offset_in_page(va);
+	return virt_to_page(va);
+}
+
+static struct page *shca_mr_user_page(struct shca_mr *mr, u64 iova,
+				      unsigned int *offset)
+{
+	u64 off = iova - mr->iova;	/* fixed for a user MR's life */
+	size_t i;
+
+	if (iova < mr->iova || off >= mr->length)
+		return NULL;
+	off += ib_umem_offset(mr->user.umem);
+	i = off >> PAGE_SHIFT;
+	if (WARN_ON_ONCE(i >= mr->user.npages))
+		return NULL;
+	*offset = off & ~PAGE_MASK;
+	return mr->user.pages[i];
+}
+
+/*
+ * Lock-free: a registration racing with the caller may send it to other
+ * bytes of the page list (as it would on hardware), never outside it.
+ */
+static struct page *shca_mr_frwr_page(struct shca_mr *mr, u64 iova,
+				      unsigned int *offset)
+{
+	u64 start = READ_ONCE(mr->iova);
+	u8 shift = READ_ONCE(mr->layout.shift);
+	u64 off = iova - start;
+	u32 i;
+
+	if (iova < start || off >= READ_ONCE(mr->length))
+		return NULL;
+	off += READ_ONCE(mr->layout.offset);
+	if (off >> shift >= min(READ_ONCE(mr->layout.npages),
+				mr->frwr.max_pages))
+		return NULL;
+	i = off >> shift;
+	return shca_kva_page(mr->frwr.pages[i] +
+				(off & (BIT_ULL(shift) - 1)), offset);
+}
+
+/**
+ * shca_mr_iova_page() - the page holding one byte of an MR
+ * @mr: the MR, from shca_mr_get() and checked with shca_mr_check()
+ * @iova: the byte
+ * @offset: set to the byte's offset in the page
+ *
+ * The bytes from there to the end of the page are contiguous; map the
+ * page with kmap_local_page() and ask again for the next ones.
+ *
+ * Context: any, hard-irq included.
+ * Return: the page, or NULL when @iova is not backed by the MR.
+ */
+struct page *shca_mr_iova_page(struct shca_mr *mr, u64 iova,
+			       unsigned int *offset)
+{
+	switch (mr->kind) {
+	case SHCA_MR_DMA:
+		return shca_kva_page(iova, offset);
+	case SHCA_MR_USER:
+		return shca_mr_user_page(mr, iova, offset);
+	case SHCA_MR_FAST_REG:
+		return shca_mr_frwr_page(mr, iova, offset);
+	}
+	return NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_iova_page);
+
+/* Does the page list map_mr_sg built cover the iova range? */
+static bool shca_mr_map_covers(struct shca_mr *mr)
+{
+	const struct shca_mr_layout *map = &mr->frwr.map;
+	u64 mapped = (u64)map->npages << map->shift;
+
+	return map->offset <= mapped && mr->ibmr.length <= mapped - map->offset;
+}
+
+static void shca_mr_set_valid(struct shca_mr *mr, u32 key, int access)
+{
+	WRITE_ONCE(mr->key, key);
+	WRITE_ONCE(mr->access, access & SHCA_MR_ACCESS);
+	WRITE_ONCE(mr->iova, mr->ibmr.iova);
+	WRITE_ONCE(mr->length, mr->ibmr.length);
+	WRITE_ONCE(mr->layout.npages, mr->frwr.map.npages);
+	WRITE_ONCE(mr->layout.offset, mr->frwr.map.offset);
+	WRITE_ONCE(mr->layout.shift, mr->frwr.map.shift);
+	WRITE_ONCE(mr->valid, true);
+}
+
+/**
+ * shca_mr_fast_reg() - register a fast-registration MR (REG_MR)
+ * @mr: an MR from alloc_mr, its page list filled by ib_map_mr_sg()
+ * @key: the new key: the MR's index and a variant byte of the consumer's
+ *	choice (as ib_update_fast_reg_key() sets it)
+ * @access: IB_ACCESS_* to grant
+ *
+ * Takes the iova and length map_mr_sg left in @mr->ibmr.  The MR must be
+ * invalid: re-registering a valid MR is an error, as on hardware.
+ *
+ * Context: any, hard-irq included.
+ * Return: 0, or -EINVAL for an MR of another kind, a key with another
+ * index, unknown access flags, a page list that does not cover the range,
+ * or a valid MR.
+ */
+int shca_mr_fast_reg(struct shca_mr *mr, u32 key, int access)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	if (mr->kind != SHCA_MR_FAST_REG ||
+	    key >> SHCA_MR_KEY_SHIFT != mr->index ||
+	    shca_mr_access_check(mr->pd->device, access, "reg_mr") ||
+	    !shca_mr_map_covers(mr))
+		return -EINVAL;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->valid)
+		ret = -EINVAL;
+	else
+		shca_mr_set_valid(mr, key, access);
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_fast_reg);
+
+/**
+ * shca_mr_invalidate() - invalidate a fast-registration MR
+ * @mr: the MR
+ * @key: the key the LOCAL_INV or SEND_WITH_INV named
+ *
+ * Context: any, hard-irq included.
+ * Return: 0 (also for an MR already invalid), or -EINVAL for an MR of
+ * another kind or a key that is not its current one.
+ */
+int shca_mr_invalidate(struct shca_mr *mr, u32 key)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	if (mr->kind != SHCA_MR_FAST_REG)
+		return -EINVAL;
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->key != key)
+		ret = -EINVAL;
+	else
+		WRITE_ONCE(mr->valid, false);
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_invalidate);
 
 /**
  * shca_sgl_init() - a cursor over a work request's SGE list

@@ -129,7 +129,9 @@ int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
-/* For the data path; any context. */
+/* For the data path (mem.c); any context. */
+int shca_mr_access_check(struct ib_device *ibdev, int access,
+			 const char *verb);
 struct shca_mr *shca_mr_get(struct shca_dev *dev, u32 key);
 void shca_mr_put(struct shca_mr *mr);
 int shca_mr_check(struct shca_mr *mr, u32 key, struct ib_pd *pd, u64 iova,

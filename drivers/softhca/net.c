@@ -66,6 +66,9 @@ struct shca_netns {
 static LIST_HEAD(shca_netns_list);
 static DEFINE_MUTEX(shca_net_lock);
 
+/* The transport's receive, set once before any socket opens. */
+static shca_net_recv_t shca_net_deliver __read_mostly;
+
 /*
  * encap_rcv of every socket: @skb's data starts at its UDP header, whose
  * length the UDP layer checked.  Return: 0, the datagram consumed.
@@ -83,7 +86,7 @@ static int shca_net_recv(struct sock *sk, struct sk_buff *skb)
 		kfree_skb(skb);
 		return 0;
 	}
-	shca_roce_recv(to_shca_dev(ibdev), skb);
+	shca_net_deliver(to_shca_dev(ibdev), skb);
 	ib_device_put(ibdev);
 	return 0;
 }
@@ -244,8 +247,15 @@ static struct pernet_operations shca_net_ops = {
 	.exit = shca_net_exit_net,
 };
 
-int shca_net_init(void)
+/**
+ * shca_net_init() - the sockets' module-wide state
+ * @recv: what every datagram the sockets take goes to, in softirq
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_net_init(shca_net_recv_t recv)
 {
+	shca_net_deliver = recv;
 	return register_pernet_subsys(&shca_net_ops);
 }
 

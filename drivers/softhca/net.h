@@ -9,6 +9,7 @@
 #define SHCA_NET_H
 
 #include <linux/skbuff.h>
+#include <rdma/ib_addr.h>
 #include <rdma/ib_verbs.h>
 
 #include "wire.h"
@@ -37,7 +38,22 @@ enum shca_counter {
 	SHCA_CNT_MAX = SHCA_CNT_DROP + SHCA_DROP_MAX - 1,
 };
 
-int shca_net_init(void);
+/* The largest IB MTU whose RoCEv2 packets fit the netdev's MTU. */
+static inline enum ib_mtu shca_active_mtu(struct net_device *ndev)
+{
+	enum ib_mtu mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
+
+	/* Below 256 bytes there is no IB MTU; report the smallest one. */
+	return mtu ?: IB_MTU_256;
+}
+
+/*
+ * A datagram that reached @dev's netdev, its data at the UDP header;
+ * consumed.  Context: softirq.
+ */
+typedef void (*shca_net_recv_t)(struct shca_dev *dev, struct sk_buff *skb);
+
+int shca_net_init(shca_net_recv_t recv);
 void shca_net_exit(void);
 int shca_net_get(struct shca_dev *dev);
 void shca_net_put(struct shca_dev *dev);

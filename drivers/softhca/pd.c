@@ -8,7 +8,6 @@
 #include "cmdq.h"
 #include "dev.h"
 #include "pd.h"
-#include "verbs.h"
 
 static int shca_pd_alloc_cmd(struct shca_cmd *cmd)
 {

@@ -25,7 +25,6 @@
 #include "fault.h"
 #include "qp.h"
 #include "trace.h"
-#include "verbs.h"
 
 #define SHCA_QPN_MAX 0xffffff
 #define SHCA_PSN_MAX 0xffffff
@@ -203,20 +202,15 @@ static int shca_qp_create_cmd(struct shca_cmd *cmd)
 		if (ret)
 			goto err_destroy_sq;
 	}
-	ret = shca_roce_resp_init(qp, shca_gfp(udata));
-	if (ret)
-		goto err_destroy_rq;
 	ret = shca_engine_qp_init(qp, udata, shca_gfp(udata));
 	if (ret)
-		goto err_destroy_resp;
+		goto err_destroy_rq;
 	shca_qp_init_fields(qp, init);
 
 	/* The slot is reserved: storing into it allocates nothing. */
 	xa_store_irq(&dev->qps, qp->ibqp.qp_num, qp, GFP_KERNEL);
 	return 0;
 
-err_destroy_resp:
-	shca_roce_resp_destroy(qp);
 err_destroy_rq:
 	if (!init->srq)
 		shca_queue_destroy(&qp->rq.queue);
@@ -230,13 +224,6 @@ err_put_res:
 }
 
 /* Context: any; under the QP's state lock. */
-static void shca_qp_state_locked(struct shca_qp *qp, enum ib_qp_state state)
-{
-	trace_softhca_qp_state(qp->ibqp.device, qp->ibqp.qp_num, qp->state,
-			       state);
-	WRITE_ONCE(qp->state, state);
-}
-
 static void shca_qp_set_state(struct shca_qp *qp, enum ib_qp_state state)
 {
 	unsigned long flags;
@@ -263,7 +250,6 @@ static int shca_qp_destroy_cmd(struct shca_cmd *cmd)
 	shca_engine_qp_stop(qp);
 	shca_events_stop(&qp->events);
 	shca_engine_qp_free(qp);
-	shca_roce_resp_destroy(qp);
 	if (!qp->ibqp.srq)
 		shca_queue_destroy(&qp->rq.queue);
 	shca_queue_destroy(&qp->sq.queue);
@@ -383,7 +369,7 @@ static void shca_qp_apply_attr(struct shca_qp *qp,
 		shca_av_set(&qp->av, to_shca_dev(qp->ibqp.device),
 			    &attr->ah_attr);
 	if (mask & IB_QP_RQ_PSN)
-		shca_roce_resp_reset(qp, attr->rq_psn);
+		shca_engine_qp_epsn(qp, attr->rq_psn);
 	if (mask & IB_QP_SQ_PSN)
 		qp->req.psn = attr->sq_psn;
 }
@@ -439,57 +425,6 @@ static void shca_qp_entered(struct shca_qp *qp, enum ib_qp_state state)
 	default:
 		break;
 	}
-}
-
-/**
- * shca_qp_error() - move a QP to an error state from the data path
- * @qp: the QP
- * @state: IB_QPS_ERR, or IB_QPS_SQE for a UC or UD send error
- *
- * The engine then flushes what is left.  A QP already past the state
- * (or never started) stays as it is.
- *
- * Context: any.
- */
-void shca_qp_error(struct shca_qp *qp, enum ib_qp_state state)
-{
-	unsigned long flags;
-	enum ib_qp_state cur;
-	bool change;
-
-	spin_lock_irqsave(&qp->state_lock, flags);
-	cur = qp->state;
-	if (state == IB_QPS_ERR)
-		change = cur >= IB_QPS_RTR && cur <= IB_QPS_SQE;
-	else
-		change = cur == IB_QPS_RTS || cur == IB_QPS_SQD;
-	if (change)
-		shca_qp_state_locked(qp, state);
-	spin_unlock_irqrestore(&qp->state_lock, flags);
-	if (change) {
-		/* Pairs with the barrier in shca_qp_doorbell(). */
-		smp_mb();
-		shca_engine_kick(qp);
-	}
-}
-
-/**
- * shca_qp_fatal() - a QP's own process broke one of its rings
- * @qp: the QP
- *
- * Nothing on the ring can be trusted, so nothing more is taken from it:
- * the QP goes to the error state and its consumer gets IB_EVENT_QP_FATAL
- * (the IBA's local work queue catastrophic error).  Nothing outside the
- * QP is affected.
- *
- * Context: any.
- */
-void shca_qp_fatal(struct shca_qp *qp)
-{
-	ibdev_dbg_ratelimited(qp->ibqp.device, "QP %u: ring index overrun\n",
-			      qp->ibqp.qp_num);
-	shca_qp_error(qp, IB_QPS_ERR);
-	shca_event_raise(&qp->events, IB_EVENT_QP_FATAL);
 }
 
 /*

@@ -49,10 +49,13 @@ struct shca_swqe {
  * as the ring's entries, the wire's state of each beside them in @msgs:
  * an RC QP on the wire keeps up to @win messages in flight (@taken of
  * them, from the ring's consumer index on); any QP holds the next WQE
- * there across a retry wait (@held).
+ * there across a retry wait (@held).  The window's messages are sent by
+ * the transport that took the first of them (@tr).
  */
 struct shca_req {
 	struct hrtimer timer;		/* RNR and ACK timeouts */
+	const struct shca_transport *tr;	/* the window's */
+	u32 armed;			/* the una the ACK timer runs for */
 	bool waiting;			/* a retry wait: the timer kicks the engine */
 	bool expired;			/* the local ACK timeout passed */
 	bool held;			/* the next WQE's copy and counts are kept */
@@ -155,10 +158,10 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 
+/* The engine's side of the work queues (wqe.c). */
+void shca_qp_state_locked(struct shca_qp *qp, enum ib_qp_state state);
 void shca_qp_error(struct shca_qp *qp, enum ib_qp_state state);
 void shca_qp_fatal(struct shca_qp *qp);
-
-/* The engine's side of the work queues (wqe.c). */
 bool shca_send_op_ok(const struct shca_qp *qp, unsigned int opcode);
 u8 shca_send_wc_opcode(unsigned int opcode);
 bool shca_qp_flush(struct shca_qp *qp, bool recv);

@@ -78,17 +78,6 @@ enum shca_wire_verdict {
 	SHCA_WIRE_RNR_WAITED,	/* the RNR wait is over */
 };
 
-/* What the engine's run does about the window (shca_roce_req_act()). */
-enum shca_wire_act {
-	SHCA_WIRE_ACT_NONE,	/* place READ responses, complete */
-	SHCA_WIRE_ACT_RESEND,	/* and go back: send again from una on */
-	SHCA_WIRE_ACT_RNR,	/* wait the RNR timer: send nothing */
-};
-
-/* What a message in the window needs (shca_roce_req_need()). */
-#define SHCA_WIRE_NEED_PLACE	BIT(0)	/* READ responses to place */
-#define SHCA_WIRE_NEED_SEND	BIT(1)	/* packets to send, or send again */
-
 /**
  * struct shca_wire_slot - an RC message in the requester's window
  * @first: its first PSN
@@ -128,7 +117,6 @@ struct shca_wire_slot {
  * @ssthresh: below it @cwnd grows by the PSNs acknowledged, above it by
  *	one per window acknowledged
  * @grown: PSNs acknowledged towards @cwnd's next step above @ssthresh
- * @armed: the @una the local ACK timer was armed for
  * @rd_atomic: READs and atomics in the window not answered yet
  * @resps: READ responses received in order, not placed yet
  *
@@ -150,7 +138,6 @@ struct shca_wire_req {
 	u32 cwnd;
 	u32 ssthresh;
 	u32 grown;
-	u32 armed;
 	u32 rd_atomic;
 	struct sk_buff_head resps;
 };
@@ -264,7 +251,7 @@ void shca_roce_req_service(struct shca_qp *qp, struct shca_wire_slot *ws,
 			   struct shca_msg *msg, unsigned int need);
 void shca_roce_req_fail(struct shca_qp *qp, struct shca_wire_slot *ws,
 			enum ib_wc_status status);
-bool shca_roce_req_busy(struct shca_qp *qp);
+bool shca_roce_req_busy(struct shca_qp *qp, u32 *una);
 void shca_roce_req_rx(struct shca_qp *qp, struct sk_buff *skb,
 		      const struct shca_pkt *pkt, const void *data);
 void shca_roce_req_init(struct shca_qp *qp);

@@ -829,7 +829,7 @@ void shca_roce_req_rx(struct shca_qp *qp, struct sk_buff *skb,
 {
 	struct shca_wire_req *wr = &qp->req.wire;
 
-	if (!shca_roce_req_busy(qp) || shca_psn_diff(pkt->psn, wr->una) < 0 ||
+	if (!shca_req_una_slot(qp) || shca_psn_diff(pkt->psn, wr->una) < 0 ||
 	    shca_psn_diff(pkt->psn, wr->high) >= 0) {
 		ibdev_dbg_ratelimited(qp->ibqp.device,
 				      "QP %u: answer %#x dropped: %u in flight, una %#x, next %#x\n",
@@ -857,11 +857,14 @@ consume:
 /**
  * shca_roce_req_busy() - has the window a message not answered yet?
  * @qp: the requester
+ * @una: set to the first PSN not acknowledged, whose move restarts the
+ *	local ACK timer
  *
  * Context: the engine.
  */
-bool shca_roce_req_busy(struct shca_qp *qp)
+bool shca_roce_req_busy(struct shca_qp *qp, u32 *una)
 {
+	*una = qp->req.wire.una;
 	return shca_req_una_slot(qp);
 }
 

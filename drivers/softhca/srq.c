@@ -14,7 +14,6 @@
 #include "dev.h"
 #include "qp.h"
 #include "srq.h"
-#include "verbs.h"
 
 static void shca_srq_deliver(struct shca_events *ev, enum ib_event_type type)
 {
@@ -191,57 +190,3 @@ int shca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 				   &srq->queue, &srq->lock, srq->max_sge, wr,
 				   bad_wr, &posted);
 }
-
-/**
- * shca_srq_pop() - take the next receive WQE of an SRQ
- * @srq: the SRQ
- * @wqe: where to copy the WQE's header
- * @sge: where to copy its SGEs: room for the SRQ's max_sge
- *
- * The WQE is copied out before use: a user SRQ's ring is writable by the
- * process at any time.
- *
- * Context: any, hard-irq included.
- * Return: 0, -ENOENT when the SRQ is empty, -EINVAL for a malformed WQE
- * (consumed all the same), -EOVERFLOW when the producer index is out of
- * range: then the SRQ is broken for good, and its consumer gets
- * IB_EVENT_SRQ_ERR once.
- */
-int shca_srq_pop(struct shca_srq *srq, struct softhca_recv_wqe *wqe,
-		 struct softhca_sge *sge)
-{
-	struct shca_queue *q = &srq->queue;
-	const struct softhca_recv_wqe *slot;
-	unsigned long flags;
-	u32 left;
-	int ret = 0;
-
-	spin_lock_irqsave(&srq->lock, flags);
-	left = shca_queue_pending(q);
-	if (unlikely(srq->broken || (!left && shca_queue_overrun(q)))) {
-		if (!srq->broken)
-			shca_event_raise(&srq->events, IB_EVENT_SRQ_ERR);
-		srq->broken = true;
-		ret = -EOVERFLOW;
-		goto out_unlock;
-	}
-	if (!left) {
-		ret = -ENOENT;
-		goto out_unlock;
-	}
-	slot = shca_queue_entry(q, q->cons);
-	memcpy(wqe, slot, sizeof(*wqe));
-	if (wqe->num_sge > srq->max_sge)
-		ret = -EINVAL;
-	else
-		memcpy(sge, slot + 1, wqe->num_sge * sizeof(*sge));
-	shca_queue_consumed(q, 1);
-	if (srq->limit && left - 1 < srq->limit) {
-		srq->limit = 0;
-		shca_event_raise(&srq->events, IB_EVENT_SRQ_LIMIT_REACHED);
-	}
-out_unlock:
-	spin_unlock_irqrestore(&srq->lock, flags);
-	return ret;
-}
-EXPORT_SYMBOL_IF_KUNIT(shca_srq_pop);

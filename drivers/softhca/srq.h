@@ -24,6 +24,7 @@ static inline struct shca_srq *to_shca_srq(struct ib_srq *ibsrq)
 	return container_of(ibsrq, struct shca_srq, ibsrq);
 }
 
+/* The data path's (wqe.c). */
 int shca_srq_pop(struct shca_srq *srq, struct softhca_recv_wqe *wqe,
 		 struct softhca_sge *sge);
 

@@ -16,6 +16,7 @@
 #ifndef SHCA_TRANSPORT_H
 #define SHCA_TRANSPORT_H
 
+#include <linux/skbuff.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/softhca-abi.h>
 
@@ -98,8 +99,89 @@ static inline u32 shca_msg_npsn(const struct shca_msg *msg, u32 pmtu)
 	return DIV_ROUND_UP(msg->len, pmtu);
 }
 
-/* Delivers @msg from @qp; in the engine's context. */
-enum shca_tx shca_loop_send(struct shca_qp *qp, struct shca_msg *msg);
+/* What the engine's run does about a window (struct shca_window_ops). */
+enum shca_wire_act {
+	SHCA_WIRE_ACT_NONE,	/* place READ responses, complete */
+	SHCA_WIRE_ACT_RESEND,	/* and go back: send again from una on */
+	SHCA_WIRE_ACT_RNR,	/* wait the RNR timer: send nothing */
+};
+
+/* What a message in a window needs of a run (struct shca_window_ops). */
+#define SHCA_WIRE_NEED_PLACE	BIT(0)	/* READ responses to place */
+#define SHCA_WIRE_NEED_SEND	BIT(1)	/* packets to send, or send again */
+
+/**
+ * struct shca_window_ops - RC messages that a transport answers later
+ * @act: what the transport heard of the window since the last run, and
+ *	what the run does about it; @expired: the local ACK timeout passed.
+ *	With SHCA_WIRE_ACT_RNR, sets *@rnr_timer to the responder's code
+ * @need: what the message @ws needs of this run: SHCA_WIRE_NEED_*
+ * @service: does it: places READ responses into @msg's payload, sends
+ *	its packets (again)
+ * @fail: ends @ws (NULL: every message not answered) with @status
+ * @busy: a message is not answered yet: the local ACK timer runs, and
+ *	restarts when *@una, set to the first PSN not answered, moves
+ * @reset: the window is empty, or the QP reset: what it kept goes
+ *
+ * The engine keeps the window's WQEs and completes them in order (see
+ * struct shca_req); the transport numbers, sends, resends and answers
+ * them.  The timers are the engine's: @act says an RNR wait is due, and
+ * the engine's local ACK timer tells @act that the timeout passed.  A
+ * resend counts against the QP's retry_cnt in @act, an RNR wait against
+ * its rnr_retry in the engine.
+ *
+ * Context: the QP's engine (under engine_lock).
+ */
+struct shca_window_ops {
+	enum shca_wire_act (*act)(struct shca_qp *qp, bool expired,
+				  u8 *rnr_timer);
+	unsigned int (*need)(struct shca_qp *qp,
+			     const struct shca_wire_slot *ws);
+	void (*service)(struct shca_qp *qp, struct shca_wire_slot *ws,
+			struct shca_msg *msg, unsigned int need);
+	void (*fail)(struct shca_qp *qp, struct shca_wire_slot *ws,
+		     enum ib_wc_status status);
+	bool (*busy)(struct shca_qp *qp, u32 *una);
+	void (*reset)(struct shca_qp *qp);
+};
+
+/**
+ * struct shca_transport - a way messages reach their responders
+ * @send: delivers @msg from @qp, or answers SHCA_TX_REMOTE when its
+ *	destination is not this transport's to reach
+ * @win: for a transport whose @send answers SHCA_TX_PENDING: its window
+ * @qp_init: a new QP's state on this transport (process context, @gfp)
+ * @qp_free: frees it; the QP's engine is stopped
+ * @rx_run: executes a batch of what @qp received; returns true to run
+ *	again
+ * @epsn: the QP's responder expects @psn next (modify_qp's rq_psn)
+ * @stop: the QP entered RESET, its engine stopped: what it received and
+ *	kept goes, its window and responder start afresh
+ * @flush: the QP is in the error state: what its responder holds is
+ *	flushed
+ * @fill_res: the transport's state of @qp, as driver attributes of
+ *	`rdma res show qp -dd`
+ *
+ * The engine (engine.c) calls a transport only through these, in the
+ * QP's engine context unless said otherwise; every member but @send may
+ * be NULL.
+ */
+struct shca_transport {
+	enum shca_tx (*send)(struct shca_qp *qp, struct shca_msg *msg);
+	const struct shca_window_ops *win;
+	int (*qp_init)(struct shca_qp *qp, gfp_t gfp);
+	void (*qp_free)(struct shca_qp *qp);
+	bool (*rx_run)(struct shca_qp *qp);
+	void (*epsn)(struct shca_qp *qp, u32 psn);
+	void (*stop)(struct shca_qp *qp);
+	void (*flush)(struct shca_qp *qp);
+	int (*fill_res)(struct sk_buff *msg, struct shca_qp *qp);
+};
+
+/* Messages to QPs of this host (loopback.c). */
+extern const struct shca_transport shca_loop_transport;
+/* Messages to other hosts, over RoCEv2 (roce.c). */
+extern const struct shca_transport shca_roce_transport;
 
 /* The responder: executes @msg on @qp, which the transport holds. */
 enum shca_tx shca_resp_execute(struct shca_qp *qp, struct shca_msg *msg);

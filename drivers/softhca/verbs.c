@@ -21,28 +21,6 @@
 #include "srq.h"
 #include "verbs.h"
 
-/**
- * shca_udata_no_request() - check a verb that defines no driver request
- * @ibdev: the device
- * @udata: the verb's udata, or NULL for a kernel caller
- * @verb: the verb's name, for the debug message
- *
- * A newer provider may send a longer request than this driver knows; that
- * is fine as long as every byte of it is zero.
- *
- * Return: 0, or -EINVAL when the request carries a non-zero byte.
- */
-int shca_udata_no_request(struct ib_device *ibdev, struct ib_udata *udata,
-			  const char *verb)
-{
-	if (!udata || !udata->inlen ||
-	    ib_is_udata_cleared(udata, 0, udata->inlen))
-		return 0;
-	ibdev_dbg(ibdev, "%s: non-zero driver request\n", verb);
-	return -EINVAL;
-}
-EXPORT_SYMBOL_IF_KUNIT(shca_udata_no_request);
-
 /*
  * A user context carries no state yet; it exists because ib_uverbs exposes
  * only devices that can allocate one.  The response tells the provider
@@ -85,7 +63,7 @@ static void shca_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
-const struct ib_device_ops shca_dev_ops = {
+static const struct ib_device_ops shca_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = SOFTHCA_DRIVER_ID,
 	.uverbs_abi_ver = SOFTHCA_UVERBS_ABI_VERSION,
@@ -140,3 +118,17 @@ const struct ib_device_ops shca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_srq, shca_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibuc),
 };
+
+/**
+ * shca_dev_add() - the link type's newlink: a device with this ops table
+ * @name: ib_device name, e.g. "softhca0"
+ * @ndev: the Ethernet netdev the device sends and receives through
+ *
+ * Context: process context, may sleep; not under RTNL.
+ * Return: see shca_dev_create().
+ */
+int shca_dev_add(const char *name, struct net_device *ndev)
+{
+	return shca_dev_create(name, ndev, &shca_dev_ops);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_dev_add);

@@ -12,19 +12,6 @@ struct shca_ucontext {
 	struct ib_ucontext ibuc;
 };
 
-extern const struct ib_device_ops shca_dev_ops;
-
-/*
- * What a process makes it pays for: allocations on behalf of a user
- * object are charged to the caller's memory cgroup (the command queue
- * runs its handlers as the caller's, see shca_cmd_exec()).
- */
-static inline gfp_t shca_gfp(struct ib_udata *udata)
-{
-	return udata ? GFP_KERNEL_ACCOUNT : GFP_KERNEL;
-}
-
-int shca_udata_no_request(struct ib_device *ibdev, struct ib_udata *udata,
-			  const char *verb);
+int shca_dev_add(const char *name, struct net_device *ndev);
 
 #endif /* SHCA_VERBS_H */

@@ -142,7 +142,7 @@ enum shca_hdr {
  */
 #define SHCA_OPCODE_TRANSPORT	GENMASK(7, 5)
 
-enum shca_transport {
+enum shca_bth_transport {
 	SHCA_TRANSPORT_RC = 0x00,
 	SHCA_TRANSPORT_UC = 0x20,
 	SHCA_TRANSPORT_UD = 0x60,

@@ -18,12 +18,20 @@
  * A user QP's provider writes its WQEs into the rings itself; what reaches
  * post_send and post_recv for it is only the doorbell, a system call,
  * which may run the send queue's engine (shca_engine_doorbell_user()).
+ *
+ * The rest is the data path's side of the objects, which the engine and
+ * the responder use: taking receive WQEs (of a QP or an SRQ), producing
+ * CQEs, and moving a QP to an error state.  The objects (cq.c, srq.c,
+ * qp.c) create and destroy what these work on.
  */
+
+#include <kunit/visibility.h>
 
 #include "cq.h"
 #include "dev.h"
 #include "engine.h"
 #include "qp.h"
+#include "srq.h"
 #include "trace.h"
 
 /* Work queue entries flushed per run of the engine, before it yields. */
@@ -501,4 +509,186 @@ bool shca_qp_flush(struct shca_qp *qp, bool recv)
 	more |= shca_wq_flush(qp, &qp->rq.queue, qp->ibqp.recv_cq, false);
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 	return more;
+}
+
+/*
+ * The provider arms a user CQ in the ring's control block (softhca-abi.h);
+ * the arm fires once, for the first CQE that matches it.
+ */
+static bool shca_cq_user_armed(struct shca_queue *q, bool solicited)
+{
+	u32 arm;
+
+	/*
+	 * The CQE is released before the arm is read: pairs with the
+	 * provider's barrier between arming and polling again.
+	 */
+	smp_mb();
+	arm = READ_ONCE(q->ctrl->arm);
+	if (arm != SOFTHCA_CQ_ARM_NEXT &&
+	    (arm != SOFTHCA_CQ_ARM_SOLICITED || !solicited))
+		return false;
+	return cmpxchg(&q->ctrl->arm, arm, 0) == arm;
+}
+
+/**
+ * shca_cq_push() - add a completion to a CQ
+ * @cq: the CQ
+ * @cqe: the completion
+ * @solicited: it completes a solicited event
+ *
+ * On overflow the completion is lost and the CQ's consumer gets one
+ * IB_EVENT_CQ_ERR; the CQ stays unusable, as the IBA has it.
+ *
+ * Context: any, hard-irq included.
+ * Return: 0, or -ENOSPC when the CQ is full.
+ */
+int shca_cq_push(struct shca_cq *cq, const struct softhca_cqe *cqe,
+		 bool solicited)
+{
+	struct shca_queue *q = &cq->queue;
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->prod_lock, flags);
+	if (unlikely(cq->overflow || !shca_queue_room(q))) {
+		if (!cq->overflow) {
+			ibdev_dbg_ratelimited(cq->ibcq.device,
+					      "CQ of %u entries overflows\n",
+					      q->num);
+			cq->overflow = true;
+			shca_event_raise(&cq->events, IB_EVENT_CQ_ERR);
+		}
+		ret = -ENOSPC;
+		goto out_unlock;
+	}
+	memcpy(shca_queue_entry(q, q->prod), cqe, sizeof(*cqe));
+	shca_queue_produced(q, 1);
+	if (cq->notify == IB_CQ_NEXT_COMP ||
+	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
+		cq->notify = 0;
+		queue_work(shca_wq, &cq->comp_work);
+	} else if (q->mmap_entry && shca_cq_user_armed(q, solicited)) {
+		queue_work(shca_wq, &cq->comp_work);
+	}
+out_unlock:
+	spin_unlock_irqrestore(&cq->prod_lock, flags);
+	trace_softhca_cqe(cq->ibcq.device, cq->ibcq.res.id, cqe->qp_num,
+			  cqe->wr_id, cqe->status, cqe->opcode, cqe->byte_len,
+			  ret == -ENOSPC);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_cq_push);
+
+/**
+ * shca_srq_pop() - take the next receive WQE of an SRQ
+ * @srq: the SRQ
+ * @wqe: where to copy the WQE's header
+ * @sge: where to copy its SGEs: room for the SRQ's max_sge
+ *
+ * The WQE is copied out before use: a user SRQ's ring is writable by the
+ * process at any time.
+ *
+ * Context: any, hard-irq included.
+ * Return: 0, -ENOENT when the SRQ is empty, -EINVAL for a malformed WQE
+ * (consumed all the same), -EOVERFLOW when the producer index is out of
+ * range: then the SRQ is broken for good, and its consumer gets
+ * IB_EVENT_SRQ_ERR once.
+ */
+int shca_srq_pop(struct shca_srq *srq, struct softhca_recv_wqe *wqe,
+		 struct softhca_sge *sge)
+{
+	struct shca_queue *q = &srq->queue;
+	const struct softhca_recv_wqe *slot;
+	unsigned long flags;
+	u32 left;
+	int ret = 0;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	left = shca_queue_pending(q);
+	if (unlikely(srq->broken || (!left && shca_queue_overrun(q)))) {
+		if (!srq->broken)
+			shca_event_raise(&srq->events, IB_EVENT_SRQ_ERR);
+		srq->broken = true;
+		ret = -EOVERFLOW;
+		goto out_unlock;
+	}
+	if (!left) {
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	slot = shca_queue_entry(q, q->cons);
+	memcpy(wqe, slot, sizeof(*wqe));
+	if (wqe->num_sge > srq->max_sge)
+		ret = -EINVAL;
+	else
+		memcpy(sge, slot + 1, wqe->num_sge * sizeof(*sge));
+	shca_queue_consumed(q, 1);
+	if (srq->limit && left - 1 < srq->limit) {
+		srq->limit = 0;
+		shca_event_raise(&srq->events, IB_EVENT_SRQ_LIMIT_REACHED);
+	}
+out_unlock:
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_srq_pop);
+
+/* Sets @qp's state; under its state_lock. */
+void shca_qp_state_locked(struct shca_qp *qp, enum ib_qp_state state)
+{
+	trace_softhca_qp_state(qp->ibqp.device, qp->ibqp.qp_num, qp->state,
+			       state);
+	WRITE_ONCE(qp->state, state);
+}
+
+/**
+ * shca_qp_error() - move a QP to an error state from the data path
+ * @qp: the QP
+ * @state: IB_QPS_ERR, or IB_QPS_SQE for a UC or UD send error
+ *
+ * The engine then flushes what is left.  A QP already past the state
+ * (or never started) stays as it is.
+ *
+ * Context: any.
+ */
+void shca_qp_error(struct shca_qp *qp, enum ib_qp_state state)
+{
+	unsigned long flags;
+	enum ib_qp_state cur;
+	bool change;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	cur = qp->state;
+	if (state == IB_QPS_ERR)
+		change = cur >= IB_QPS_RTR && cur <= IB_QPS_SQE;
+	else
+		change = cur == IB_QPS_RTS || cur == IB_QPS_SQD;
+	if (change)
+		shca_qp_state_locked(qp, state);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	if (change) {
+		/* Pairs with the barrier in shca_qp_doorbell(). */
+		smp_mb();
+		shca_engine_kick(qp);
+	}
+}
+
+/**
+ * shca_qp_fatal() - a QP's own process broke one of its rings
+ * @qp: the QP
+ *
+ * Nothing on the ring can be trusted, so nothing more is taken from it:
+ * the QP goes to the error state and its consumer gets IB_EVENT_QP_FATAL
+ * (the IBA's local work queue catastrophic error).  Nothing outside the
+ * QP is affected.
+ *
+ * Context: any.
+ */
+void shca_qp_fatal(struct shca_qp *qp)
+{
+	ibdev_dbg_ratelimited(qp->ibqp.device, "QP %u: ring index overrun\n",
+			      qp->ibqp.qp_num);
+	shca_qp_error(qp, IB_QPS_ERR);
+	shca_event_raise(&qp->events, IB_EVENT_QP_FATAL);
 }
