@@ -18,6 +18,7 @@
 #include "cmdq.h"
 #include "dev.h"
 #include "fault.h"
+#include "transport.h"
 
 /**
  * shca_av_check() - check a RoCEv2 address vector from a verb
@@ -63,36 +64,13 @@ void shca_av_set(struct shca_av *av, const struct shca_dev *dev,
 	av->sgid = attr->grh.sgid_attr->gid;
 	av->net_type = rdma_gid_attr_network_type(attr->grh.sgid_attr);
 	/* The generation first: a device leaving meanwhile invalidates. */
-	av->peer_gen = shca_dev_generation();
+	av->peer_gen = shca_loop_generation();
 	rcu_read_lock();
 	/* A RoCE GID's netdev is the device's own or a VLAN above it. */
 	ndev = rdma_read_gid_attr_ndev_rcu(attr->grh.sgid_attr);
 	av->ifindex = IS_ERR(ndev) ? dev->ndev->ifindex : ndev->ifindex;
-	av->peer = shca_dev_find_gid(dev, &attr->grh.dgid);
+	av->peer = shca_loop_find_gid(dev, &attr->grh.dgid);
 	rcu_read_unlock();
-}
-
-/**
- * shca_av_peer() - the softhca device of this host that owns the
- * destination GID
- * @dev: the device whose AH or QP @av is
- * @av: the address vector
- *
- * Context: any, under rcu_read_lock(), which keeps the device alive.
- * Return: the device, or NULL when the destination is not a device of
- * this host in @dev's network namespace.
- */
-struct shca_dev *shca_av_peer(const struct shca_dev *dev,
-			      const struct shca_av *av)
-{
-	/*
-	 * A device leaves the list, then bumps the generation, then waits
-	 * for a grace period: a cached device with the current generation
-	 * lives as long as the caller's read-side section.
-	 */
-	if (av->peer && av->peer_gen == shca_dev_generation())
-		return av->peer;
-	return shca_dev_find_gid(dev, &av->attr.grh.dgid);
 }
 
 static int shca_ah_check_udata(struct ib_device *ibdev,

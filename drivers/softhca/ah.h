@@ -40,8 +40,6 @@ static inline struct shca_ah *to_shca_ah(struct ib_ah *ibah)
 int shca_av_check(struct ib_device *ibdev, const struct rdma_ah_attr *attr);
 void shca_av_set(struct shca_av *av, const struct shca_dev *dev,
 		 const struct rdma_ah_attr *attr);
-struct shca_dev *shca_av_peer(const struct shca_dev *dev,
-			      const struct shca_av *av);
 
 int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		   struct ib_udata *udata);

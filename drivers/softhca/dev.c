@@ -18,71 +18,7 @@
 #include <rdma/softhca-abi.h>
 
 #include "dev.h"
-
-/*
- * Registered devices, for loopback to find the device that owns a GID.
- * The generation changes whenever a device leaves the list, so that a
- * cached lookup (struct shca_av) can tell it may point at a freed device.
- */
-static LIST_HEAD(shca_devs);
-static DEFINE_MUTEX(shca_devs_lock);
-static atomic_t shca_devs_gen;
-
-unsigned int shca_dev_generation(void)
-{
-	return atomic_read(&shca_devs_gen);
-}
-
-/**
- * shca_dev_find_gid() - the softhca device that has a RoCEv2 GID
- * @from: the device that looks, whose namespace the other must share
- * @gid: the GID
- *
- * A device whose netdev is in another network namespace is not found:
- * two containers reach each other through their network, if at all,
- * never by loopback.
- *
- * Context: any, under rcu_read_lock(), which keeps the device alive.
- * Return: the device, or NULL when no softhca device of @from's namespace
- * has it.
- */
-struct shca_dev *shca_dev_find_gid(const struct shca_dev *from,
-				   const union ib_gid *gid)
-{
-	const struct ib_gid_attr *attr;
-	struct shca_dev *dev;
-
-	list_for_each_entry_rcu(dev, &shca_devs, list) {
-		if (dev->netns != from->netns)
-			continue;
-		attr = rdma_find_gid_by_port(&dev->ibdev, gid,
-					     IB_GID_TYPE_ROCE_UDP_ENCAP,
-					     SHCA_PORT, NULL);
-		if (!IS_ERR(attr)) {
-			rdma_put_gid_attr(attr);
-			return dev;
-		}
-	}
-	return NULL;
-}
-
-static void shca_dev_list_add(struct shca_dev *dev)
-{
-	mutex_lock(&shca_devs_lock);
-	list_add_tail_rcu(&dev->list, &shca_devs);
-	mutex_unlock(&shca_devs_lock);
-}
-
-static void shca_dev_list_del(struct shca_dev *dev)
-{
-	if (list_empty(&dev->list))
-		return;
-	mutex_lock(&shca_devs_lock);
-	list_del_rcu(&dev->list);
-	atomic_inc(&shca_devs_gen);
-	mutex_unlock(&shca_devs_lock);
-	synchronize_rcu();
-}
+#include "transport.h"
 
 static enum ib_port_state shca_netdev_port_state(struct net_device *ndev)
 {
@@ -346,7 +282,7 @@ int shca_dev_create(const char *name, struct net_device *ndev,
 	if (ret)
 		goto err_dealloc_device;
 
-	shca_dev_list_add(dev);
+	shca_loop_dev_add(dev);
 	shca_dev_port_update(dev);
 	return 0;
 
@@ -363,7 +299,7 @@ void shca_dev_dealloc(struct ib_device *ibdev)
 {
 	struct shca_dev *dev = to_shca_dev(ibdev);
 
-	shca_dev_list_del(dev);
+	shca_loop_dev_del(dev);
 	shca_cmdq_destroy(&dev->cmdq);
 	if (dev->netns)
 		shca_net_put(dev);

@@ -113,9 +113,6 @@ void shca_dev_dealloc(struct ib_device *ibdev);
 int shca_udata_no_request(struct ib_device *ibdev, struct ib_udata *udata,
 			  const char *verb);
 void shca_dev_port_update(struct shca_dev *dev);
-struct shca_dev *shca_dev_find_gid(const struct shca_dev *from,
-				   const union ib_gid *gid);
-unsigned int shca_dev_generation(void);
 int shca_dev_res_get(struct shca_dev *dev, enum shca_res res);
 void shca_dev_res_put(struct shca_dev *dev, enum shca_res res);
 

@@ -856,6 +856,7 @@ int shca_engine_qp_init(struct shca_qp *qp, bool user, gfp_t gfp)
 			goto err_free_transports;
 	}
 	qp->engine_wq = user ? shca_engine_user_wq : shca_engine_wq;
+	qp->rx_wq = shca_engine_wq;
 	mutex_init(&qp->engine_lock);
 	INIT_WORK(&qp->work, shca_qp_work);
 	INIT_WORK(&qp->rx_work, shca_qp_rx_work);
@@ -948,23 +949,6 @@ void shca_engine_flush(void)
 {
 	flush_workqueue(shca_engine_wq);
 	flush_workqueue(shca_engine_user_wq);
-}
-
-/* Context: any, hard-irq included. */
-void shca_engine_kick(struct shca_qp *qp)
-{
-	queue_work(qp->engine_wq, &qp->work);
-}
-
-/**
- * shca_engine_kick_rx() - packets arrived for a QP: run it on this CPU
- * @qp: the QP, with packets queued on rx_pkts
- *
- * Context: any; the receive softirq.
- */
-void shca_engine_kick_rx(struct shca_qp *qp)
-{
-	queue_work(shca_engine_wq, &qp->rx_work);
 }
 
 /**

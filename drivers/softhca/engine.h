@@ -28,8 +28,6 @@ int shca_engine_qp_init(struct shca_qp *qp, bool user, gfp_t gfp);
 void shca_engine_qp_window(struct shca_qp *qp, gfp_t gfp);
 void shca_engine_qp_free(struct shca_qp *qp);
 void shca_engine_qp_epsn(struct shca_qp *qp, u32 psn);
-void shca_engine_kick(struct shca_qp *qp);
-void shca_engine_kick_rx(struct shca_qp *qp);
 void shca_engine_sync(struct shca_qp *qp);
 void shca_engine_doorbell_user(struct shca_qp *qp);
 void shca_engine_flush(void);

@@ -25,9 +25,98 @@
  * PD and device, never a GID.
  */
 
+#include <rdma/ib_cache.h>
+
 #include "dev.h"
 #include "qp.h"
 #include "transport.h"
+
+/*
+ * Registered devices, for loopback to find the device that owns a GID.
+ * A device joins once registered and leaves before ib_core frees it
+ * (dev.c).  The generation changes whenever a device leaves the list, so
+ * that a cached lookup (struct shca_av) can tell it may point at a freed
+ * device.
+ */
+static LIST_HEAD(shca_devs);
+static DEFINE_MUTEX(shca_devs_lock);
+static atomic_t shca_devs_gen;
+
+/* Changes whenever a device leaves: a cached peer may be gone. */
+unsigned int shca_loop_generation(void)
+{
+	return atomic_read(&shca_devs_gen);
+}
+
+/**
+ * shca_loop_find_gid() - the softhca device that has a RoCEv2 GID
+ * @from: the device that looks, whose namespace the other must share
+ * @gid: the GID
+ *
+ * A device whose netdev is in another network namespace is not found:
+ * two containers reach each other through their network, if at all,
+ * never by loopback.
+ *
+ * Context: any, under rcu_read_lock(), which keeps the device alive.
+ * Return: the device, or NULL when no softhca device of @from's namespace
+ * has it.
+ */
+struct shca_dev *shca_loop_find_gid(const struct shca_dev *from,
+				    const union ib_gid *gid)
+{
+	const struct ib_gid_attr *attr;
+	struct shca_dev *dev;
+
+	list_for_each_entry_rcu(dev, &shca_devs, list) {
+		if (dev->netns != from->netns)
+			continue;
+		attr = rdma_find_gid_by_port(&dev->ibdev, gid,
+					     IB_GID_TYPE_ROCE_UDP_ENCAP,
+					     SHCA_PORT, NULL);
+		if (!IS_ERR(attr)) {
+			rdma_put_gid_attr(attr);
+			return dev;
+		}
+	}
+	return NULL;
+}
+
+void shca_loop_dev_add(struct shca_dev *dev)
+{
+	mutex_lock(&shca_devs_lock);
+	list_add_tail_rcu(&dev->list, &shca_devs);
+	mutex_unlock(&shca_devs_lock);
+}
+
+/* Context: process context; sleeps (a grace period). */
+void shca_loop_dev_del(struct shca_dev *dev)
+{
+	if (list_empty(&dev->list))
+		return;
+	mutex_lock(&shca_devs_lock);
+	list_del_rcu(&dev->list);
+	atomic_inc(&shca_devs_gen);
+	mutex_unlock(&shca_devs_lock);
+	synchronize_rcu();
+}
+
+/*
+ * The softhca device of this host that owns @av's destination GID, in
+ * the namespace of @dev, whose AH or QP @av is; or NULL.  Under
+ * rcu_read_lock(), which keeps the device alive.
+ */
+static struct shca_dev *shca_av_peer(const struct shca_dev *dev,
+				     const struct shca_av *av)
+{
+	/*
+	 * A device leaves the list, then bumps the generation, then waits
+	 * for a grace period: a cached device with the current generation
+	 * lives as long as the caller's read-side section.
+	 */
+	if (av->peer && av->peer_gen == shca_loop_generation())
+		return av->peer;
+	return shca_loop_find_gid(dev, &av->attr.grh.dgid);
+}
 
 static bool shca_port_active(struct shca_dev *dev)
 {

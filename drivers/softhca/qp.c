@@ -29,39 +29,6 @@
 #define SHCA_QPN_MAX 0xffffff
 #define SHCA_PSN_MAX 0xffffff
 
-static void shca_qp_release(struct kref *ref)
-{
-	complete(&container_of(ref, struct shca_qp, ref)->released);
-}
-
-/**
- * shca_qp_get() - find a QP by number and hold it
- * @dev: the device
- * @qpn: the QP number
- *
- * Context: any, hard-irq included.
- * Return: the QP, to release with shca_qp_put(), or NULL.
- */
-struct shca_qp *shca_qp_get(struct shca_dev *dev, u32 qpn)
-{
-	struct shca_qp *qp;
-	unsigned long flags;
-
-	xa_lock_irqsave(&dev->qps, flags);
-	qp = xa_load(&dev->qps, qpn);
-	if (qp && !kref_get_unless_zero(&qp->ref))
-		qp = NULL;
-	xa_unlock_irqrestore(&dev->qps, flags);
-	return qp;
-}
-EXPORT_SYMBOL_IF_KUNIT(shca_qp_get);
-
-void shca_qp_put(struct shca_qp *qp)
-{
-	kref_put(&qp->ref, shca_qp_release);
-}
-EXPORT_SYMBOL_IF_KUNIT(shca_qp_put);
-
 /*
  * The ib_qp a completion names, for struct ib_wc: the pointer is not
  * dereferenced, and a consumer that destroyed the QP gets NULL.

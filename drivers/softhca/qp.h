@@ -99,6 +99,7 @@ struct shca_qp {
 	 */
 	struct mutex engine_lock;
 	struct work_struct work;
+	struct workqueue_struct *engine_wq;
 	/*
 	 * Packets from the wire, the memory they pin (their truesize, under
 	 * rx_pkts.lock), and the run that executes them (roce_rx.c).
@@ -106,7 +107,7 @@ struct shca_qp {
 	struct sk_buff_head rx_pkts;
 	unsigned int rx_bytes;
 	struct work_struct rx_work;
-	struct workqueue_struct *engine_wq;
+	struct workqueue_struct *rx_wq;
 	struct shca_req req;
 	/* The responder of RC and UC packets from the wire (roce_resp.c). */
 	struct shca_wire_resp resp;
@@ -116,6 +117,27 @@ struct shca_qp {
 static inline struct shca_qp *to_shca_qp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct shca_qp, ibqp);
+}
+
+/* QP types by service, as BIT(qp_type). */
+#define SHCA_QPT_CONNECTED (BIT(IB_QPT_RC) | BIT(IB_QPT_UC))
+#define SHCA_QPT_DATAGRAM (BIT(IB_QPT_UD) | BIT(IB_QPT_GSI))
+
+/*
+ * The doorbells: queue the QP's engine work, for its send queue and its
+ * state changes (any context, hard-irq included), or, for the packets it
+ * received, its receive work on this CPU (the receive softirq).  Inline,
+ * so that any layer may ring one: a doorbell asks for a run of the
+ * engine (engine.c) and runs nothing itself.
+ */
+static inline void shca_engine_kick(struct shca_qp *qp)
+{
+	queue_work(qp->engine_wq, &qp->work);
+}
+
+static inline void shca_engine_kick_rx(struct shca_qp *qp)
+{
+	queue_work(qp->rx_wq, &qp->rx_work);
 }
 
 /* The path MTU in bytes: RC and UC messages are segmented to it. */

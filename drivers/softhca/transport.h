@@ -23,6 +23,7 @@
 #include "ah.h"
 #include "mem.h"
 
+struct shca_dev;
 struct shca_qp;
 
 enum shca_tx {
@@ -182,6 +183,13 @@ struct shca_transport {
 extern const struct shca_transport shca_loop_transport;
 /* Messages to other hosts, over RoCEv2 (roce.c). */
 extern const struct shca_transport shca_roce_transport;
+
+/* Loopback's list of this host's devices (loopback.c). */
+void shca_loop_dev_add(struct shca_dev *dev);
+void shca_loop_dev_del(struct shca_dev *dev);
+unsigned int shca_loop_generation(void);
+struct shca_dev *shca_loop_find_gid(const struct shca_dev *from,
+				    const union ib_gid *gid);
 
 /* The responder: executes @msg on @qp, which the transport holds. */
 enum shca_tx shca_resp_execute(struct shca_qp *qp, struct shca_msg *msg);
