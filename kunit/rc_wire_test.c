@@ -62,6 +62,7 @@
 #include "fixture.h"
 #include "frame.h"
 #include "qp.h"
+#include "roce.h"
 #include "wire.h"
 
 SHCA_SUITE_FIXTURE(shca_rcw_fx, "softhca_ktrcw");

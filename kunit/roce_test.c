@@ -300,7 +300,7 @@ static s64 shca_roce_wait_taken(struct kunit *test, struct ib_device *ibdev,
 
 	for (;;) {
 		busy = shca_frame_drops(test, ibdev, SHCA_DROP_BUSY) - busy0;
-		if (skb_queue_len(&qp->rx_pkts) + busy >= n ||
+		if (skb_queue_len(&qp->roce->rx_pkts) + busy >= n ||
 		    !time_before(jiffies, end))
 			return busy;
 		usleep_range(1000, 10000);
@@ -337,18 +337,18 @@ static void shca_roce_fill_locked(struct kunit *test, struct shca_roce_rx *rx,
 	shca_roce_inject_n(test, rx, SHCA_ROCE_SMALL, 0);
 	busy = shca_roce_wait_taken(test, ibdev, qp, busy0, SHCA_ROCE_SMALL);
 	KUNIT_EXPECT_EQ(test, busy, 0);
-	KUNIT_EXPECT_EQ(test, skb_queue_len(&qp->rx_pkts), SHCA_ROCE_SMALL);
+	KUNIT_EXPECT_EQ(test, skb_queue_len(&qp->roce->rx_pkts), SHCA_ROCE_SMALL);
 
 	shca_roce_inject_n(test, rx, SHCA_ROCE_BIG_MAX, SHCA_ROCE_BIG_ROOM);
 	busy = shca_roce_wait_taken(test, ibdev, qp, busy0,
 				    SHCA_ROCE_SMALL + SHCA_ROCE_BIG_MAX);
 	KUNIT_EXPECT_GE(test, busy, 16);
-	KUNIT_EXPECT_EQ(test, skb_queue_len(&qp->rx_pkts) + busy,
+	KUNIT_EXPECT_EQ(test, skb_queue_len(&qp->roce->rx_pkts) + busy,
 			SHCA_ROCE_SMALL + SHCA_ROCE_BIG_MAX);
-	spin_lock_irq(&qp->rx_pkts.lock);
-	bytes = qp->rx_bytes;
-	tail = skb_peek_tail(&qp->rx_pkts)->truesize;
-	spin_unlock_irq(&qp->rx_pkts.lock);
+	spin_lock_irq(&qp->roce->rx_pkts.lock);
+	bytes = qp->roce->rx_bytes;
+	tail = skb_peek_tail(&qp->roce->rx_pkts)->truesize;
+	spin_unlock_irq(&qp->roce->rx_pkts.lock);
 	KUNIT_EXPECT_GE(test, tail, SZ_64K);
 	KUNIT_EXPECT_LE(test, bytes, SHCA_ROCE_RX_QUEUE_BYTES);
 	/* Full: the next big frame would not have fitted. */
@@ -382,13 +382,13 @@ static void shca_roce_rx_bytes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, memcmp(rx.dst + 40, rx.src, SHCA_ROCE_LEN), 0);
 	end = jiffies + 5 * HZ;
-	while (!skb_queue_empty_lockless(&qp->rx_pkts) &&
+	while (!skb_queue_empty_lockless(&qp->roce->rx_pkts) &&
 	       time_before(jiffies, end))
 		usleep_range(1000, 10000);
-	spin_lock_irq(&qp->rx_pkts.lock);
-	queued = skb_queue_len(&qp->rx_pkts);
-	bytes = qp->rx_bytes;
-	spin_unlock_irq(&qp->rx_pkts.lock);
+	spin_lock_irq(&qp->roce->rx_pkts.lock);
+	queued = skb_queue_len(&qp->roce->rx_pkts);
+	bytes = qp->roce->rx_bytes;
+	spin_unlock_irq(&qp->roce->rx_pkts.lock);
 	KUNIT_EXPECT_EQ(test, queued, 0);
 	KUNIT_EXPECT_EQ(test, bytes, 0);
 	shca_dp_teardown(&rx.dp);

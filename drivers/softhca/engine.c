@@ -616,8 +616,10 @@ static enum shca_step shca_req_retire(struct shca_qp *qp)
 }
 
 /*
- * The window's messages: acts on what the wire said of them (a resend,
- * an RNR wait), places READ responses, completes those answered.
+ * The window's messages: acts on what the transport said of them
+ * (progress restarts the retry counts; a loss resends while retry_cnt
+ * lasts, an RNR NAK waits while rnr_retry lasts), places READ responses,
+ * completes those answered.
  */
 static enum shca_step shca_req_window(struct shca_qp *qp)
 {
@@ -625,16 +627,37 @@ static enum shca_step shca_req_window(struct shca_qp *qp)
 	const struct shca_window_ops *win = req->tr->win;
 	bool expired = READ_ONCE(req->expired);
 	struct shca_req_result res = {};
-	enum shca_wire_act act;
-	u32 i;
+	u32 una, i;
 
 	if (expired)
 		WRITE_ONCE(req->expired, false);
-	act = win->act(qp, expired, &res.rnr_timer);
-	if (act == SHCA_WIRE_ACT_RNR) {
+	/* Progress since the last run: the retry counts start again. */
+	una = win->una(qp);
+	if (una != req->una) {
+		req->una = una;
+		req->retry_left = READ_ONCE(qp->attr.retry_cnt);
+		req->rnr_left = READ_ONCE(qp->attr.rnr_retry);
+	}
+	switch (win->act(qp, expired, &res.rnr_timer)) {
+	case SHCA_WIRE_ACT_RNR:
 		if (shca_req_wait(qp, SHCA_TX_RNR, &res) == SHCA_STEP_WAIT)
 			return SHCA_STEP_WAIT;
 		win->fail(qp, NULL, res.status);
+		break;
+	case SHCA_WIRE_ACT_LOST:
+		/* Past retry_cnt, the first message not answered fails. */
+		if (!req->retry_left) {
+			win->fail(qp, NULL, IB_WC_RETRY_EXC_ERR);
+			break;
+		}
+		req->retry_left--;
+		win->resend(qp);
+		break;
+	case SHCA_WIRE_ACT_RESEND:
+		win->resend(qp);
+		break;
+	case SHCA_WIRE_ACT_NONE:
+		break;
 	}
 	for (i = 0; i < req->taken; i++)
 		shca_req_service(qp, i);
@@ -653,13 +676,14 @@ static void shca_req_arm(struct shca_qp *qp)
 
 	if (READ_ONCE(req->waiting))
 		return;
-	if (!req->taken || !req->tr->win->busy(qp, &una)) {
+	if (!req->taken || !req->tr->win->busy(qp)) {
 		/* Nothing to time: a timeout that fired meanwhile is void. */
 		if (hrtimer_active(&req->timer))
 			hrtimer_cancel(&req->timer);
 		WRITE_ONCE(req->expired, false);
 		return;
 	}
+	una = req->tr->win->una(qp);
 	if (!timeout || (hrtimer_active(&req->timer) && req->armed == una))
 		return;
 	req->armed = una;
@@ -931,9 +955,10 @@ void shca_engine_qp_epsn(struct shca_qp *qp, u32 psn)
 	const struct shca_transport *t;
 	unsigned int i;
 
+	WRITE_ONCE(qp->epsn, psn);
 	shca_for_each_transport(t, i)
-		if (t->epsn)
-			t->epsn(qp, psn);
+		if (t->resp_reset)
+			t->resp_reset(qp);
 }
 
 /**
@@ -1027,6 +1052,7 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 	qp->req.expired = false;
 	qp->req.held = false;
 	qp->req.taken = 0;
+	WRITE_ONCE(qp->epsn, 0);
 	shca_for_each_transport(t, i)
 		if (t->stop)
 			t->stop(qp);

@@ -14,11 +14,12 @@
 #include <rdma/ib_verbs.h>
 
 #include "ah.h"
+#include "dev.h"
 #include "event.h"
 #include "queue.h"
-#include "roce.h"
+#include "transport.h"
 
-struct shca_dev;
+struct shca_roce_qp;
 
 /* One work queue of a QP. */
 struct shca_qp_queue {
@@ -55,6 +56,7 @@ struct shca_swqe {
 struct shca_req {
 	struct hrtimer timer;		/* RNR and ACK timeouts */
 	const struct shca_transport *tr;	/* the window's */
+	u32 una;			/* the window's, at the last run */
 	u32 armed;			/* the una the ACK timer runs for */
 	bool waiting;			/* a retry wait: the timer kicks the engine */
 	bool expired;			/* the local ACK timeout passed */
@@ -67,7 +69,6 @@ struct shca_req {
 	u32 wqe_size;			/* bytes of a copy */
 	struct shca_wire_slot *msgs;	/* @win of them */
 	void *wqes;			/* @win copies */
-	struct shca_wire_req wire;	/* RC: the window on the wire */
 };
 
 struct shca_qp {
@@ -100,17 +101,17 @@ struct shca_qp {
 	struct mutex engine_lock;
 	struct work_struct work;
 	struct workqueue_struct *engine_wq;
-	/*
-	 * Packets from the wire, the memory they pin (their truesize, under
-	 * rx_pkts.lock), and the run that executes them (roce_rx.c).
-	 */
-	struct sk_buff_head rx_pkts;
-	unsigned int rx_bytes;
+	/* The engine's run for what the transports received. */
 	struct work_struct rx_work;
 	struct workqueue_struct *rx_wq;
 	struct shca_req req;
-	/* The responder of RC and UC packets from the wire (roce_resp.c). */
-	struct shca_wire_resp resp;
+	/*
+	 * The responder's: the PSN it expects next of the QP's peer (RC and
+	 * UC), whichever transport brings the peer's messages.
+	 */
+	u32 epsn;
+	/* Its state on the wire (roce.h). */
+	struct shca_roce_qp *roce;
 	struct shca_events events;
 };
 

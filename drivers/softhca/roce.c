@@ -7,16 +7,46 @@
  * (roce_tx.c).
  */
 
+#include <linux/slab.h>
 #include <rdma/rdma_netlink.h>
 
+#include "dev.h"
 #include "qp.h"
 #include "roce.h"
 
+/*
+ * A QP's state on the wire, and an RC responder's resources: the READs
+ * and atomics it remembers.  Context: the command queue; sleeps.
+ */
 static int shca_roce_qp_init(struct shca_qp *qp, gfp_t gfp)
 {
-	skb_queue_head_init(&qp->rx_pkts);
+	struct shca_roce_qp *roce;
+
+	roce = kzalloc(sizeof(*roce), gfp);
+	if (!roce)
+		return -ENOMEM;
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		roce->resp.res = kcalloc(SHCA_MAX_RD_ATOMIC,
+					 sizeof(*roce->resp.res), gfp);
+		if (!roce->resp.res)
+			goto err_free_roce;
+	}
+	skb_queue_head_init(&roce->rx_pkts);
+	qp->roce = roce;
 	shca_roce_req_init(qp);
-	return shca_roce_resp_init(qp, gfp);
+	return 0;
+
+err_free_roce:
+	kfree(roce);
+	return -ENOMEM;
+}
+
+/* The QP's engine is stopped, its packets purged. */
+static void shca_roce_qp_free(struct shca_qp *qp)
+{
+	kfree(qp->roce->resp.res);
+	kfree(qp->roce);
+	qp->roce = NULL;
 }
 
 /*
@@ -28,17 +58,17 @@ static void shca_roce_qp_stop(struct shca_qp *qp)
 {
 	shca_roce_rx_purge(qp);
 	shca_roce_req_reset(qp);
-	shca_roce_resp_reset(qp, 0);
+	shca_roce_resp_reset(qp);
 }
 
 /* The packets queued; for RC and UC, the window and the responder. */
 static int shca_roce_fill_res(struct sk_buff *msg, struct shca_qp *qp)
 {
-	const struct shca_wire_req *wr = &qp->req.wire;
-	const struct shca_wire_resp *rs = &qp->resp;
+	const struct shca_wire_req *wr = &qp->roce->req;
+	const struct shca_wire_resp *rs = &qp->roce->resp;
 
 	if (rdma_nl_put_driver_u32(msg, "rx_queued",
-				   skb_queue_len(&qp->rx_pkts)))
+				   skb_queue_len(&qp->roce->rx_pkts)))
 		return -EMSGSIZE;
 	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
 		return 0;
@@ -48,7 +78,7 @@ static int shca_roce_fill_res(struct sk_buff *msg, struct shca_qp *qp)
 	    rdma_nl_put_driver_u32(msg, "ssthresh", wr->ssthresh) ||
 	    rdma_nl_put_driver_u32(msg, "rd_atomic", wr->rd_atomic) ||
 	    rdma_nl_put_driver_u32(msg, "verdict", wr->verdict) ||
-	    rdma_nl_put_driver_u32_hex(msg, "epsn", rs->epsn) ||
+	    rdma_nl_put_driver_u32_hex(msg, "epsn", qp->epsn) ||
 	    rdma_nl_put_driver_u32(msg, "msn", rs->msn) ||
 	    rdma_nl_put_driver_u32(msg, "nak_sent", rs->nak_sent) ||
 	    rdma_nl_put_driver_u32(msg, "resp_msg", rs->msg))
@@ -58,10 +88,12 @@ static int shca_roce_fill_res(struct sk_buff *msg, struct shca_qp *qp)
 
 static const struct shca_window_ops shca_roce_window = {
 	.act = shca_roce_req_act,
+	.resend = shca_roce_req_resend,
 	.need = shca_roce_req_need,
 	.service = shca_roce_req_service,
 	.fail = shca_roce_req_fail,
 	.busy = shca_roce_req_busy,
+	.una = shca_roce_req_una,
 	.reset = shca_roce_req_reset,
 };
 
@@ -69,9 +101,9 @@ const struct shca_transport shca_roce_transport = {
 	.send = shca_roce_send,
 	.win = &shca_roce_window,
 	.qp_init = shca_roce_qp_init,
-	.qp_free = shca_roce_resp_destroy,
+	.qp_free = shca_roce_qp_free,
 	.rx_run = shca_roce_rx_run,
-	.epsn = shca_roce_resp_reset,
+	.resp_reset = shca_roce_resp_reset,
 	.stop = shca_roce_qp_stop,
 	.flush = shca_roce_resp_flush,
 	.fill_res = shca_roce_fill_res,

@@ -38,17 +38,6 @@ struct shca_qp;
 /* RoCE has the default P_Key only. */
 #define SHCA_DEFAULT_PKEY 0xffff
 
-/* PSNs are 24 bits: @a - @b, as a signed distance. */
-static inline s32 shca_psn_diff(u32 a, u32 b)
-{
-	return (s32)((a - b) << 8) >> 8;
-}
-
-static inline u32 shca_psn_add(u32 psn, u32 n)
-{
-	return (psn + n) & SHCA_BTH_PSN;
-}
-
 /* Where packet @i of @n sits in its message. */
 static inline enum shca_pos shca_pkt_pos(u32 i, u32 n)
 {
@@ -76,30 +65,6 @@ enum shca_wire_verdict {
 	SHCA_WIRE_RESEND,	/* sequence NAK or a gap: resend from una */
 	SHCA_WIRE_RNR,		/* RNR NAK: wait, then resend from una */
 	SHCA_WIRE_RNR_WAITED,	/* the RNR wait is over */
-};
-
-/**
- * struct shca_wire_slot - an RC message in the requester's window
- * @first: its first PSN
- * @npsn: PSNs it takes (a READ: one per response packet)
- * @asked: a READ: its PSNs, from @first, that requests asked for so far
- * @len: its length in bytes
- * @wr_opcode: the WQE's opcode (enum ib_wr_opcode)
- * @answered: the answer came (or the requester gave up): @status is final
- * @status: with @answered, the completion's status
- * @atomic_orig: an atomic's original value, from its AtomicAckETH
- *
- * Kept beside the engine's copy of the WQE (struct shca_req).
- */
-struct shca_wire_slot {
-	u32 first;
-	u32 npsn;
-	u32 asked;
-	u32 len;
-	u8 wr_opcode;
-	bool answered;
-	u8 status;
-	u64 atomic_orig;
 };
 
 /**
@@ -200,10 +165,10 @@ enum shca_wire_msg {
 
 /**
  * struct shca_wire_resp - an RC or UC responder's state
- * @epsn: the PSN expected next
  * @msn: messages completed (the AETH's MSN)
- * @nak_sent: a sequence NAK went out for @epsn: no more until it comes
- * @ack_due: an acknowledgment of @epsn - 1 is owed (coalesced per run)
+ * @nak_sent: a sequence NAK went out for the QP's epsn: no more until it
+ *	comes
+ * @ack_due: an acknowledgment of epsn - 1 is owed (coalesced per run)
  * @msg: enum shca_wire_msg: a SEND or WRITE with packets to come
  * @have_rwqe: @rwqe was taken from the receive queue and not completed
  * @off: bytes of the current message placed
@@ -218,7 +183,6 @@ enum shca_wire_msg {
  * Owned by the QP's engine, under engine_lock.
  */
 struct shca_wire_resp {
-	u32 epsn;
 	u32 msn;
 	bool nak_sent;
 	bool ack_due;
@@ -230,6 +194,23 @@ struct shca_wire_resp {
 	struct shca_wire_res *res;
 	u32 res_next;
 	struct shca_rwqe rwqe;
+};
+
+/**
+ * struct shca_roce_qp - a QP's state on the wire
+ * @rx_pkts: packets received, for the QP's engine run (roce_rx.c)
+ * @rx_bytes: the memory they pin (their truesize), under @rx_pkts.lock
+ * @req: RC: the requester's window on the wire (roce_req.c)
+ * @resp: RC and UC: the responder of packets from the wire (roce_resp.c)
+ *
+ * Made with the QP (struct shca_transport's qp_init), which holds it as
+ * struct shca_qp's roce; nothing but the RoCEv2 transport looks inside.
+ */
+struct shca_roce_qp {
+	struct sk_buff_head rx_pkts;
+	unsigned int rx_bytes;
+	struct shca_wire_req req;
+	struct shca_wire_resp resp;
 };
 
 enum shca_tx shca_roce_send(struct shca_qp *qp, struct shca_msg *msg);
@@ -245,13 +226,15 @@ int shca_roce_xmit(struct shca_qp *qp, const struct shca_av *av,
 enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg);
 enum shca_wire_act shca_roce_req_act(struct shca_qp *qp, bool expired,
 				     u8 *rnr_timer);
+void shca_roce_req_resend(struct shca_qp *qp);
 unsigned int shca_roce_req_need(struct shca_qp *qp,
 				const struct shca_wire_slot *ws);
 void shca_roce_req_service(struct shca_qp *qp, struct shca_wire_slot *ws,
 			   struct shca_msg *msg, unsigned int need);
 void shca_roce_req_fail(struct shca_qp *qp, struct shca_wire_slot *ws,
 			enum ib_wc_status status);
-bool shca_roce_req_busy(struct shca_qp *qp, u32 *una);
+bool shca_roce_req_busy(struct shca_qp *qp);
+u32 shca_roce_req_una(struct shca_qp *qp);
 void shca_roce_req_rx(struct shca_qp *qp, struct sk_buff *skb,
 		      const struct shca_pkt *pkt, const void *data);
 void shca_roce_req_init(struct shca_qp *qp);
@@ -262,9 +245,7 @@ bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 		       const void *data);
 bool shca_roce_resp_read(struct shca_qp *qp, u32 *budget);
 void shca_roce_resp_ack(struct shca_qp *qp);
-void shca_roce_resp_reset(struct shca_qp *qp, u32 epsn);
-int shca_roce_resp_init(struct shca_qp *qp, gfp_t gfp);
-void shca_roce_resp_destroy(struct shca_qp *qp);
+void shca_roce_resp_reset(struct shca_qp *qp);
 void shca_roce_resp_flush(struct shca_qp *qp);
 
 #endif /* SHCA_ROCE_H */

@@ -247,7 +247,7 @@ static u32 shca_req_stop(const struct shca_wire_req *wr)
 static int shca_req_push(struct shca_qp *qp, struct shca_wire_slot *ws,
 			 struct shca_msg *msg)
 {
-	struct shca_wire_req *wr = &qp->req.wire;
+	struct shca_wire_req *wr = &qp->roce->req;
 	u32 i = shca_psn_diff(wr->nxt, ws->first), from = wr->nxt;
 	u32 resent;
 	int n;
@@ -277,7 +277,7 @@ static void shca_req_answer(struct shca_qp *qp, struct shca_wire_slot *ws,
 	ws->answered = true;
 	ws->status = status;
 	if (shca_req_responded(ws))
-		qp->req.wire.rd_atomic--;
+		qp->roce->req.rd_atomic--;
 }
 
 /*
@@ -286,7 +286,7 @@ static void shca_req_answer(struct shca_qp *qp, struct shca_wire_slot *ws,
  */
 static bool shca_req_room(struct shca_qp *qp, const struct shca_msg *msg)
 {
-	struct shca_wire_req *wr = &qp->req.wire;
+	struct shca_wire_req *wr = &qp->roce->req;
 	u32 rd_max = max_t(u32, READ_ONCE(qp->attr.max_rd_atomic), 1);
 
 	if (!qp->req.taken)
@@ -312,7 +312,7 @@ static bool shca_req_room(struct shca_qp *qp, const struct shca_msg *msg)
  */
 enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg)
 {
-	struct shca_wire_req *wr = &qp->req.wire;
+	struct shca_wire_req *wr = &qp->roce->req;
 	struct shca_wire_slot *ws = msg->slot, uc = {};
 	int ret;
 
@@ -391,9 +391,9 @@ void shca_roce_req_fail(struct shca_qp *qp, struct shca_wire_slot *ws,
 		return;
 	shca_req_answer(qp, ws, status);
 	/* Its READ responses, if any, have nowhere to go. */
-	skb_queue_walk_safe(&qp->req.wire.resps, skb, next) {
+	skb_queue_walk_safe(&qp->roce->req.resps, skb, next) {
 		if (shca_req_resp_of(ws, skb)) {
-			__skb_unlink(skb, &qp->req.wire.resps);
+			__skb_unlink(skb, &qp->roce->req.resps);
 			consume_skb(skb);
 		}
 	}
@@ -423,7 +423,7 @@ static enum shca_counter shca_req_resent_counter(u8 cause)
 static void shca_req_go_back(struct shca_qp *qp, u8 cause)
 {
 	enum shca_counter resent = shca_req_resent_counter(cause);
-	struct shca_wire_req *wr = &qp->req.wire;
+	struct shca_wire_req *wr = &qp->roce->req;
 	bool timeout = cause == SHCA_WIRE_NONE;
 	u32 to = wr->nxt;
 
@@ -459,37 +459,22 @@ static void shca_req_open(struct shca_wire_req *wr, u32 acked)
 	wr->cwnd = min_t(u32, wr->cwnd, SHCA_WIRE_WINDOW_PSNS);
 }
 
-/* Counts against retry_cnt; the first message not answered fails past it. */
-static bool shca_req_retry(struct shca_qp *qp)
-{
-	if (!qp->req.retry_left) {
-		shca_roce_req_fail(qp, NULL, IB_WC_RETRY_EXC_ERR);
-		return false;
-	}
-	qp->req.retry_left--;
-	return true;
-}
-
 /**
- * shca_roce_req_act() - what the engine's run does about the window
+ * shca_roce_req_act() - what the wire said of the window since the last run
  * @qp: the requester, with messages in its window
  * @expired: the local ACK timeout passed since the last run
  * @rnr_timer: set with SHCA_WIRE_ACT_RNR: the RNR NAK's timer code
  *
- * A resend for want of an answer (a timeout, a sequence NAK, a gap)
- * counts against retry_cnt; past it, the first message not answered
- * fails with IB_WC_RETRY_EXC_ERR.
- *
  * Context: the engine.
- * Return: SHCA_WIRE_ACT_RNR: wait for the RNR timer (the engine counts
- * rnr_retry); SHCA_WIRE_ACT_RESEND: gone back to una, whence the
- * messages send again (shca_roce_req_need()); else SHCA_WIRE_ACT_NONE.
+ * Return: SHCA_WIRE_ACT_LOST for a sequence NAK, a gap, or a timeout
+ * with a message not answered; SHCA_WIRE_ACT_RNR for an RNR NAK, then
+ * SHCA_WIRE_ACT_RESEND once the engine waited; else SHCA_WIRE_ACT_NONE.
+ * shca_roce_req_resend() acts on the last of them.
  */
 enum shca_wire_act shca_roce_req_act(struct shca_qp *qp, bool expired,
 				     u8 *rnr_timer)
 {
-	struct shca_wire_req *wr = &qp->req.wire;
-	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
+	struct shca_wire_req *wr = &qp->roce->req;
 	u8 verdict = wr->verdict;
 
 	wr->verdict = SHCA_WIRE_NONE;
@@ -499,23 +484,33 @@ enum shca_wire_act shca_roce_req_act(struct shca_qp *qp, bool expired,
 		*rnr_timer = wr->rnr_timer;
 		return SHCA_WIRE_ACT_RNR;
 	case SHCA_WIRE_RNR_WAITED:
-		break;
+		wr->cause = verdict;
+		return SHCA_WIRE_ACT_RESEND;
 	case SHCA_WIRE_RESEND:
-		if (!shca_req_retry(qp))
-			return SHCA_WIRE_ACT_NONE;
-		break;
+		wr->cause = verdict;
+		return SHCA_WIRE_ACT_LOST;
 	default:
 		/* Nothing came within the timeout. */
 		if (!expired || !shca_req_una_slot(qp))
 			return SHCA_WIRE_ACT_NONE;
-		shca_count(dev, SHCA_CNT_LOCAL_ACK_TIMEOUT);
-		if (!shca_req_retry(qp))
-			return SHCA_WIRE_ACT_NONE;
-		verdict = SHCA_WIRE_NONE;
-		break;
+		shca_count(to_shca_dev(qp->ibqp.device),
+			   SHCA_CNT_LOCAL_ACK_TIMEOUT);
+		wr->cause = SHCA_WIRE_NONE;
+		return SHCA_WIRE_ACT_LOST;
 	}
-	shca_req_go_back(qp, verdict);
-	return SHCA_WIRE_ACT_RESEND;
+}
+
+/**
+ * shca_roce_req_resend() - go back to una, for what shca_roce_req_act() said
+ * @qp: the requester
+ *
+ * The messages send again from there (shca_roce_req_need()).
+ *
+ * Context: the engine.
+ */
+void shca_roce_req_resend(struct shca_qp *qp)
+{
+	shca_req_go_back(qp, qp->roce->req.cause);
 }
 
 /**
@@ -530,7 +525,7 @@ enum shca_wire_act shca_roce_req_act(struct shca_qp *qp, bool expired,
 unsigned int shca_roce_req_need(struct shca_qp *qp,
 				const struct shca_wire_slot *ws)
 {
-	struct shca_wire_req *wr = &qp->req.wire;
+	struct shca_wire_req *wr = &qp->roce->req;
 	struct sk_buff *skb = skb_peek(&wr->resps);
 	unsigned int need = 0;
 
@@ -552,7 +547,7 @@ unsigned int shca_roce_req_need(struct shca_qp *qp,
 static void shca_req_place(struct shca_qp *qp, struct shca_wire_slot *ws,
 			   struct shca_msg *msg)
 {
-	struct shca_wire_req *wr = &qp->req.wire;
+	struct shca_wire_req *wr = &qp->roce->req;
 	u32 pmtu = shca_qp_pmtu(qp), at = 0, off;
 	struct shca_read_cb *cb;
 	struct shca_sgl src;
@@ -588,7 +583,7 @@ static void shca_req_place(struct shca_qp *qp, struct shca_wire_slot *ws,
 void shca_roce_req_service(struct shca_qp *qp, struct shca_wire_slot *ws,
 			   struct shca_msg *msg, unsigned int need)
 {
-	struct shca_wire_req *wr = &qp->req.wire;
+	struct shca_wire_req *wr = &qp->roce->req;
 	int n;
 
 	if (need & SHCA_WIRE_NEED_PLACE)
@@ -612,7 +607,7 @@ void shca_roce_req_service(struct shca_qp *qp, struct shca_wire_slot *ws,
  */
 static void shca_req_progress(struct shca_qp *qp, u32 una)
 {
-	struct shca_wire_req *wr = &qp->req.wire;
+	struct shca_wire_req *wr = &qp->roce->req;
 
 	if (una == wr->una)
 		return;
@@ -621,8 +616,6 @@ static void shca_req_progress(struct shca_qp *qp, u32 una)
 	if (shca_psn_diff(una, wr->nxt) > 0)
 		wr->nxt = una;
 	wr->gap = false;
-	qp->req.retry_left = READ_ONCE(qp->attr.retry_cnt);
-	qp->req.rnr_left = READ_ONCE(qp->attr.rnr_retry);
 }
 
 /*
@@ -632,7 +625,7 @@ static void shca_req_progress(struct shca_qp *qp, u32 una)
  */
 static void shca_req_implied(struct shca_qp *qp, u32 psn)
 {
-	struct shca_wire_req *wr = &qp->req.wire;
+	struct shca_wire_req *wr = &qp->roce->req;
 	struct shca_wire_slot *ws;
 	u32 i, end;
 
@@ -657,8 +650,8 @@ static void shca_req_implied(struct shca_qp *qp, u32 psn)
 /* Records what the wire said, unless something weightier already is. */
 static void shca_req_verdict(struct shca_qp *qp, enum shca_wire_verdict v)
 {
-	if (v > qp->req.wire.verdict)
-		qp->req.wire.verdict = v;
+	if (v > qp->roce->req.verdict)
+		qp->roce->req.verdict = v;
 }
 
 /*
@@ -670,9 +663,9 @@ static void shca_req_verdict(struct shca_qp *qp, enum shca_wire_verdict v)
  */
 static void shca_req_gap(struct shca_qp *qp)
 {
-	if (qp->req.wire.gap)
+	if (qp->roce->req.gap)
 		return;
-	qp->req.wire.gap = true;
+	qp->roce->req.gap = true;
 	shca_req_verdict(qp, SHCA_WIRE_RESEND);
 }
 
@@ -698,14 +691,14 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt *pkt)
 	case SHCA_AETH_ACK:
 		shca_req_implied(qp, shca_psn_add(pkt->psn, 1));
 		/* Acknowledged past a READ or atomic with no response. */
-		if (shca_psn_diff(pkt->psn, qp->req.wire.una) >= 0)
+		if (shca_psn_diff(pkt->psn, qp->roce->req.una) >= 0)
 			shca_req_gap(qp);
 		return;
 	case SHCA_AETH_RNR_NAK:
 		trace_softhca_nak(qp->ibqp.device, qp->ibqp.qp_num, pkt->psn,
 				  pkt->syndrome);
 		shca_req_implied(qp, pkt->psn);
-		qp->req.wire.rnr_timer = value;
+		qp->roce->req.rnr_timer = value;
 		shca_req_verdict(qp, SHCA_WIRE_RNR);
 		return;
 	case SHCA_AETH_NAK:
@@ -716,15 +709,15 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt *pkt)
 			shca_count(to_shca_dev(qp->ibqp.device),
 				   SHCA_CNT_SEQ_NAK_RCVD);
 			/* The loss already gone back for, a NAK late or twice. */
-			if (pkt->psn == qp->req.wire.back &&
-			    shca_psn_diff(qp->req.wire.una,
-					  qp->req.wire.recover) < 0)
+			if (pkt->psn == qp->roce->req.back &&
+			    shca_psn_diff(qp->roce->req.una,
+					  qp->roce->req.recover) < 0)
 				return;
 			shca_req_verdict(qp, SHCA_WIRE_RESEND);
 			return;
 		}
 		ws = shca_req_una_slot(qp);
-		if (ws && pkt->psn == qp->req.wire.una)
+		if (ws && pkt->psn == qp->roce->req.una)
 			shca_req_answer(qp, ws, shca_req_nak_status(value));
 		return;
 	}
@@ -757,7 +750,7 @@ static void shca_req_atomic_ack(struct shca_qp *qp, const struct shca_pkt *pkt)
 	if (!ws || !shca_req_atomic(ws->wr_opcode))
 		return;
 	shca_req_implied(qp, pkt->psn);
-	if (pkt->psn != qp->req.wire.una) {
+	if (pkt->psn != qp->roce->req.una) {
 		shca_req_gap(qp);
 		return;
 	}
@@ -770,7 +763,7 @@ static void shca_req_atomic_ack(struct shca_qp *qp, const struct shca_pkt *pkt)
 static bool shca_req_read_resp(struct shca_qp *qp, struct sk_buff *skb,
 			       const struct shca_pkt *pkt, const void *data)
 {
-	struct shca_wire_req *wr = &qp->req.wire;
+	struct shca_wire_req *wr = &qp->roce->req;
 	u8 pos = shca_opcode_lookup(pkt->opcode)->pos;
 	u32 pmtu = shca_qp_pmtu(qp), i;
 	struct shca_wire_slot *ws = shca_req_find(qp, pkt->psn);
@@ -827,9 +820,9 @@ static bool shca_req_read_resp(struct shca_qp *qp, struct sk_buff *skb,
 void shca_roce_req_rx(struct shca_qp *qp, struct sk_buff *skb,
 		      const struct shca_pkt *pkt, const void *data)
 {
-	struct shca_wire_req *wr = &qp->req.wire;
+	struct shca_wire_req *wr = &qp->roce->req;
 
-	if (!shca_req_una_slot(qp) || shca_psn_diff(pkt->psn, wr->una) < 0 ||
+	if (!shca_roce_req_busy(qp) || shca_psn_diff(pkt->psn, wr->una) < 0 ||
 	    shca_psn_diff(pkt->psn, wr->high) >= 0) {
 		ibdev_dbg_ratelimited(qp->ibqp.device,
 				      "QP %u: answer %#x dropped: %u in flight, una %#x, next %#x\n",
@@ -857,15 +850,23 @@ consume:
 /**
  * shca_roce_req_busy() - has the window a message not answered yet?
  * @qp: the requester
- * @una: set to the first PSN not acknowledged, whose move restarts the
- *	local ACK timer
  *
  * Context: the engine.
  */
-bool shca_roce_req_busy(struct shca_qp *qp, u32 *una)
+bool shca_roce_req_busy(struct shca_qp *qp)
 {
-	*una = qp->req.wire.una;
 	return shca_req_una_slot(qp);
+}
+
+/**
+ * shca_roce_req_una() - the window's first PSN not acknowledged
+ * @qp: the requester
+ *
+ * Context: the engine.
+ */
+u32 shca_roce_req_una(struct shca_qp *qp)
+{
+	return qp->roce->req.una;
 }
 
 /**
@@ -877,7 +878,7 @@ bool shca_roce_req_busy(struct shca_qp *qp, u32 *una)
  */
 void shca_roce_req_init(struct shca_qp *qp)
 {
-	struct shca_wire_req *wr = &qp->req.wire;
+	struct shca_wire_req *wr = &qp->roce->req;
 
 	__skb_queue_head_init(&wr->resps);
 	wr->cwnd = SHCA_WIRE_WINDOW_PSNS;
@@ -890,7 +891,7 @@ void shca_roce_req_init(struct shca_qp *qp)
  */
 void shca_roce_req_reset(struct shca_qp *qp)
 {
-	struct shca_wire_req *wr = &qp->req.wire;
+	struct shca_wire_req *wr = &qp->roce->req;
 
 	wr->verdict = SHCA_WIRE_NONE;
 	wr->gap = false;

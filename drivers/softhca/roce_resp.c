@@ -154,7 +154,7 @@ static void shca_rr_send_aeth(struct shca_qp *qp, u8 syndrome, u32 psn)
 		.dqpn = READ_ONCE(qp->attr.dest_qp_num),
 		.psn = psn,
 		.syndrome = syndrome,
-		.msn = qp->resp.msn,
+		.msn = qp->roce->resp.msn,
 	};
 
 	shca_roce_xmit(qp, &qp->av, &pkt, NULL);
@@ -168,21 +168,21 @@ static void shca_rr_send_aeth(struct shca_qp *qp, u8 syndrome, u32 psn)
  */
 void shca_roce_resp_ack(struct shca_qp *qp)
 {
-	struct shca_wire_resp *rs = &qp->resp;
+	struct shca_wire_resp *rs = &qp->roce->resp;
 
 	if (!rs->ack_due)
 		return;
 	rs->ack_due = false;
 	shca_rr_send_aeth(qp, FIELD_PREP(SHCA_AETH_TYPE, SHCA_AETH_ACK) |
 			  SHCA_AETH_NO_CREDIT,
-			  shca_psn_add(rs->epsn, SHCA_BTH_PSN));
+			  shca_psn_add(qp->epsn, SHCA_BTH_PSN));
 }
 
 /* A NAK for @psn also acknowledges the PSNs before it. */
 static void shca_rr_nak(struct shca_qp *qp, enum shca_aeth_type type,
 			u8 value, u32 psn)
 {
-	qp->resp.ack_due = false;
+	qp->roce->resp.ack_due = false;
 	shca_rr_send_aeth(qp, FIELD_PREP(SHCA_AETH_TYPE, type) | value, psn);
 }
 
@@ -202,9 +202,9 @@ static u8 shca_rr_nak_code(enum ib_wc_status status)
 static enum shca_rr shca_rr_done(struct shca_qp *qp,
 				 const struct shca_pkt *pkt, u32 n, bool last)
 {
-	struct shca_wire_resp *rs = &qp->resp;
+	struct shca_wire_resp *rs = &qp->roce->resp;
 
-	rs->epsn = shca_psn_add(rs->epsn, n);
+	WRITE_ONCE(qp->epsn, shca_psn_add(qp->epsn, n));
 	if (last) {
 		rs->msg = SHCA_WIRE_MSG_NONE;
 		rs->msn = (rs->msn + 1) & SHCA_AETH_MSN;
@@ -217,7 +217,7 @@ static enum shca_rr shca_rr_done(struct shca_qp *qp,
 static enum shca_rr shca_rr_refuse(struct shca_qp *qp, struct shca_msg *msg,
 				   enum ib_wc_status status, bool event)
 {
-	qp->resp.msg = SHCA_WIRE_MSG_NONE;
+	qp->roce->resp.msg = SHCA_WIRE_MSG_NONE;
 	if (shca_resp_refuse(qp, msg, status, event) != SHCA_TX_DONE)
 		return SHCA_RR_DROP;
 	return SHCA_RR_ERROR;
@@ -228,8 +228,8 @@ static enum shca_rr shca_rr_fail(struct shca_qp *qp, struct shca_msg *msg,
 				 enum ib_wc_status local,
 				 enum ib_wc_status remote)
 {
-	shca_resp_complete(qp, msg, &qp->resp.rwqe, local, 0);
-	qp->resp.have_rwqe = false;
+	shca_resp_complete(qp, msg, &qp->roce->resp.rwqe, local, 0);
+	qp->roce->resp.have_rwqe = false;
 	return shca_rr_refuse(qp, msg, remote, false);
 }
 
@@ -237,7 +237,7 @@ static enum shca_rr shca_rr_fail(struct shca_qp *qp, struct shca_msg *msg,
 static enum shca_rr shca_rr_take_rwqe(struct shca_qp *qp,
 				      struct shca_msg *msg)
 {
-	struct shca_wire_resp *rs = &qp->resp;
+	struct shca_wire_resp *rs = &qp->roce->resp;
 	int ret;
 
 	/* UC keeps the WQE of a message it abandoned for the next one. */
@@ -262,7 +262,7 @@ static enum shca_rr shca_rr_send(struct shca_qp *qp,
 				 const struct shca_pkt *pkt, enum shca_pos pos,
 				 struct shca_msg *msg)
 {
-	struct shca_wire_resp *rs = &qp->resp;
+	struct shca_wire_resp *rs = &qp->roce->resp;
 	struct shca_sgl sink;
 	enum shca_rr rr;
 	int ret;
@@ -303,7 +303,7 @@ static enum shca_rr shca_rr_write(struct shca_qp *qp,
 				  const struct shca_pkt *pkt,
 				  enum shca_pos pos, struct shca_msg *msg)
 {
-	struct shca_wire_resp *rs = &qp->resp;
+	struct shca_wire_resp *rs = &qp->roce->resp;
 	u32 end = rs->off + pkt->paylen;
 	struct shca_sgl target;
 	enum shca_rr rr;
@@ -354,7 +354,7 @@ static unsigned int shca_rr_res_count(struct shca_qp *qp)
 static struct shca_wire_res *shca_rr_res_take(struct shca_qp *qp, u8 kind,
 					      u32 psn, u32 npsn)
 {
-	struct shca_wire_resp *rs = &qp->resp;
+	struct shca_wire_resp *rs = &qp->roce->resp;
 	struct shca_wire_res *res;
 
 	res = &rs->res[rs->res_next++ % shca_rr_res_count(qp)];
@@ -375,7 +375,7 @@ static struct shca_wire_res *shca_rr_res_find(struct shca_qp *qp, u8 kind,
 	s32 d;
 
 	for (i = 0; i < shca_rr_res_count(qp); i++) {
-		res = &qp->resp.res[i];
+		res = &qp->roce->resp.res[i];
 		d = shca_psn_diff(psn, res->psn);
 		if (res->kind == kind && d >= 0 && (u32)d < res->npsn)
 			return res;
@@ -391,7 +391,7 @@ static void shca_rr_read_start(struct shca_qp *qp, u32 psn, u32 n,
 			       const struct softhca_sge *range)
 {
 	shca_roce_resp_ack(qp);
-	qp->resp.read = (struct shca_wire_read){
+	qp->roce->resp.read = (struct shca_wire_read){
 		.active = true,
 		.psn = psn,
 		.n = n,
@@ -424,7 +424,7 @@ static enum shca_rr shca_rr_read(struct shca_qp *qp,
 	res->read = msg->remote;
 	shca_rr_read_start(qp, pkt->psn, n, &msg->remote);
 	shca_rr_done(qp, pkt, n, true);
-	qp->resp.ack_due = false;
+	qp->roce->resp.ack_due = false;
 	return SHCA_RR_DONE;
 }
 
@@ -455,7 +455,7 @@ static void shca_rr_read_dup(struct shca_qp *qp, const struct shca_pkt *pkt)
 		.lkey = pkt->rkey,
 	};
 	shca_rr_read_start(qp, pkt->psn, res->npsn - i, &range);
-	qp->resp.ack_due = false;
+	qp->roce->resp.ack_due = false;
 	return;
 
 drop:
@@ -469,14 +469,14 @@ drop:
 static void shca_rr_read_send(struct shca_qp *qp, struct shca_sgl *target,
 			      u32 *budget)
 {
-	struct shca_wire_read *rd = &qp->resp.read;
+	struct shca_wire_read *rd = &qp->roce->resp.read;
 	u32 pmtu = shca_qp_pmtu(qp);
 	struct shca_pkt resp = {
 		.pkey = SHCA_DEFAULT_PKEY,
 		.dqpn = READ_ONCE(qp->attr.dest_qp_num),
 		.syndrome = FIELD_PREP(SHCA_AETH_TYPE, SHCA_AETH_ACK) |
 			    SHCA_AETH_NO_CREDIT,
-		.msn = qp->resp.msn,
+		.msn = qp->roce->resp.msn,
 	};
 
 	for (; rd->sent < rd->n; rd->sent++) {
@@ -502,7 +502,7 @@ static void shca_rr_read_send(struct shca_qp *qp, struct shca_sgl *target,
  */
 static void shca_rr_read_answer(struct shca_qp *qp, u32 *budget)
 {
-	struct shca_wire_read *rd = &qp->resp.read;
+	struct shca_wire_read *rd = &qp->roce->resp.read;
 	struct shca_msg msg = { .remote = rd->range };
 	struct shca_sgl target;
 
@@ -529,7 +529,7 @@ static void shca_rr_read_answer(struct shca_qp *qp, u32 *budget)
 bool shca_roce_resp_read(struct shca_qp *qp, u32 *budget)
 {
 	enum ib_qp_state state = READ_ONCE(qp->state);
-	struct shca_wire_read *rd = &qp->resp.read;
+	struct shca_wire_read *rd = &qp->roce->resp.read;
 
 	if (!rd->active)
 		return true;
@@ -549,7 +549,7 @@ static void shca_rr_atomic_ack(struct shca_qp *qp, u32 psn, u64 orig)
 		.psn = psn,
 		.syndrome = FIELD_PREP(SHCA_AETH_TYPE, SHCA_AETH_ACK) |
 			    SHCA_AETH_NO_CREDIT,
-		.msn = qp->resp.msn,
+		.msn = qp->roce->resp.msn,
 		.orig = orig,
 	};
 
@@ -561,7 +561,7 @@ static enum shca_rr shca_rr_atomic(struct shca_qp *qp,
 				   const struct shca_pkt *pkt,
 				   struct shca_msg *msg)
 {
-	struct shca_wire_resp *rs = &qp->resp;
+	struct shca_wire_resp *rs = &qp->roce->resp;
 
 	if (shca_resp_execute(qp, msg) != SHCA_TX_DONE)
 		return SHCA_RR_DROP;
@@ -601,7 +601,7 @@ static void shca_rr_duplicate(struct shca_qp *qp, const struct shca_pkt *pkt)
 				SHCA_DROP_DUP_ATOMIC);
 		return;
 	default:
-		qp->resp.ack_due = true;
+		qp->roce->resp.ack_due = true;
 	}
 }
 
@@ -612,7 +612,7 @@ static enum shca_rr shca_rr_execute(struct shca_qp *qp,
 {
 	enum shca_pos pos = shca_opcode_lookup(pkt->opcode)->pos;
 	enum shca_wire_msg class = shca_rr_class(msg->opcode);
-	struct shca_wire_resp *rs = &qp->resp;
+	struct shca_wire_resp *rs = &qp->roce->resp;
 	bool more = !shca_pos_first(pos);
 	bool busy = rs->msg != SHCA_WIRE_MSG_NONE;
 	u32 pmtu = shca_qp_pmtu(qp);
@@ -657,7 +657,7 @@ bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 {
 	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
 	enum ib_qp_state state = READ_ONCE(qp->state);
-	struct shca_wire_resp *rs = &qp->resp;
+	struct shca_wire_resp *rs = &qp->roce->resp;
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	struct shca_sgl payload;
 	struct shca_msg msg;
@@ -665,7 +665,7 @@ bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 
 	if (state < IB_QPS_RTR || state > IB_QPS_SQE)
 		return false;
-	d = shca_psn_diff(pkt->psn, rs->epsn);
+	d = shca_psn_diff(pkt->psn, qp->epsn);
 	if (d < 0) {
 		if (rc) {
 			shca_count(dev, SHCA_CNT_DUPLICATE_REQUEST);
@@ -678,13 +678,13 @@ bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 			shca_count(dev, SHCA_CNT_OUT_OF_SEQUENCE);
 			if (!rs->nak_sent)
 				shca_rr_nak(qp, SHCA_AETH_NAK, SHCA_NAK_PSN_SEQ,
-					    rs->epsn);
+					    qp->epsn);
 			rs->nak_sent = true;
 			return true;
 		}
 		/* UC: what the lost packets belonged to is lost. */
 		rs->msg = SHCA_WIRE_MSG_NONE;
-		rs->epsn = pkt->psn;
+		WRITE_ONCE(qp->epsn, pkt->psn);
 	}
 	rs->nak_sent = false;
 	shca_rr_msg(qp, pkt, data, &payload, &msg);
@@ -720,52 +720,25 @@ void shca_roce_resp_flush(struct shca_qp *qp)
 		.src_qpn = READ_ONCE(qp->attr.dest_qp_num),
 	};
 
-	if (!qp->resp.have_rwqe)
+	if (!qp->roce->resp.have_rwqe)
 		return;
-	shca_resp_complete(qp, &msg, &qp->resp.rwqe, IB_WC_WR_FLUSH_ERR, 0);
-	qp->resp.have_rwqe = false;
+	shca_resp_complete(qp, &msg, &qp->roce->resp.rwqe, IB_WC_WR_FLUSH_ERR, 0);
+	qp->roce->resp.have_rwqe = false;
 }
 
 /**
  * shca_roce_resp_reset() - a responder starts afresh
- * @qp: the QP, entering RESET or RTR
- * @epsn: the PSN it expects first
+ * @qp: the QP, entering RESET or RTR, its epsn set
  *
  * Context: the QP's engine stopped, or its engine_lock held.
  */
-void shca_roce_resp_reset(struct shca_qp *qp, u32 epsn)
+void shca_roce_resp_reset(struct shca_qp *qp)
 {
-	struct shca_wire_res *res = qp->resp.res;
+	struct shca_wire_resp *rs = &qp->roce->resp;
+	struct shca_wire_res *res = rs->res;
 
-	memset(&qp->resp, 0, sizeof(qp->resp));
-	qp->resp.epsn = epsn;
-	qp->resp.res = res;
+	memset(rs, 0, sizeof(*rs));
+	rs->res = res;
 	if (res)
 		memset(res, 0, SHCA_MAX_RD_ATOMIC * sizeof(*res));
-}
-
-/**
- * shca_roce_resp_init() - allocate an RC responder's resources
- * @qp: the QP, being created
- * @gfp: GFP_KERNEL, or GFP_KERNEL_ACCOUNT for a user QP
- *
- * Context: process context (the command queue); sleeps.
- * Return: 0 or -ENOMEM.
- */
-int shca_roce_resp_init(struct shca_qp *qp, gfp_t gfp)
-{
-	if (qp->ibqp.qp_type != IB_QPT_RC)
-		return 0;
-	qp->resp.res = kcalloc(SHCA_MAX_RD_ATOMIC, sizeof(*qp->resp.res), gfp);
-	return qp->resp.res ? 0 : -ENOMEM;
-}
-
-/**
- * shca_roce_resp_destroy() - free what shca_roce_resp_init() allocated
- * @qp: the QP, its engine stopped
- */
-void shca_roce_resp_destroy(struct shca_qp *qp)
-{
-	kfree(qp->resp.res);
-	qp->resp.res = NULL;
 }

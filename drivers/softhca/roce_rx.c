@@ -125,16 +125,16 @@ static enum shca_drop shca_roce_rx_queue(struct shca_qp *qp,
 	enum shca_drop why = SHCA_DROP_NONE;
 	unsigned long flags;
 
-	spin_lock_irqsave(&qp->rx_pkts.lock, flags);
+	spin_lock_irqsave(&qp->roce->rx_pkts.lock, flags);
 	if (READ_ONCE(qp->state) < IB_QPS_RTR) {
 		why = SHCA_DROP_REFUSED;
-	} else if (skb->truesize > SHCA_ROCE_RX_QUEUE_BYTES - qp->rx_bytes) {
+	} else if (skb->truesize > SHCA_ROCE_RX_QUEUE_BYTES - qp->roce->rx_bytes) {
 		why = SHCA_DROP_BUSY;
 	} else {
-		qp->rx_bytes += skb->truesize;
-		__skb_queue_tail(&qp->rx_pkts, skb);
+		qp->roce->rx_bytes += skb->truesize;
+		__skb_queue_tail(&qp->roce->rx_pkts, skb);
 	}
-	spin_unlock_irqrestore(&qp->rx_pkts.lock, flags);
+	spin_unlock_irqrestore(&qp->roce->rx_pkts.lock, flags);
 	return why;
 }
 
@@ -143,11 +143,11 @@ static struct sk_buff *shca_roce_rx_dequeue(struct shca_qp *qp)
 	struct sk_buff *skb;
 	unsigned long flags;
 
-	spin_lock_irqsave(&qp->rx_pkts.lock, flags);
-	skb = __skb_dequeue(&qp->rx_pkts);
+	spin_lock_irqsave(&qp->roce->rx_pkts.lock, flags);
+	skb = __skb_dequeue(&qp->roce->rx_pkts);
 	if (skb)
-		qp->rx_bytes -= skb->truesize;
-	spin_unlock_irqrestore(&qp->rx_pkts.lock, flags);
+		qp->roce->rx_bytes -= skb->truesize;
+	spin_unlock_irqrestore(&qp->roce->rx_pkts.lock, flags);
 	return skb;
 }
 
@@ -324,7 +324,7 @@ bool shca_roce_rx_run(struct shca_qp *qp)
 	if (!shca_roce_resp_read(qp, &budget))
 		return true;
 	/* Most runs are a loopback QP's: no lock for an empty queue. */
-	if (skb_queue_empty_lockless(&qp->rx_pkts))
+	if (skb_queue_empty_lockless(&qp->roce->rx_pkts))
 		return false;
 	for (n = 0; n < SHCA_ROCE_RX_BATCH; n++) {
 		skb = shca_roce_rx_dequeue(qp);
@@ -336,5 +336,5 @@ bool shca_roce_rx_run(struct shca_qp *qp)
 	}
 	/* One acknowledgment for what the run executed. */
 	shca_roce_resp_ack(qp);
-	return !skb_queue_empty_lockless(&qp->rx_pkts);
+	return !skb_queue_empty_lockless(&qp->roce->rx_pkts);
 }

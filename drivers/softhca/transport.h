@@ -35,8 +35,6 @@ enum shca_tx {
 	SHCA_TX_BLOCKED,	/* no room in the window yet: not sent */
 };
 
-struct shca_wire_slot;
-
 /**
  * struct shca_msg - one message, requester to responder
  * @qp_type: the requester's service: IB_QPT_RC, IB_QPT_UC or IB_QPT_UD
@@ -100,11 +98,38 @@ static inline u32 shca_msg_npsn(const struct shca_msg *msg, u32 pmtu)
 	return DIV_ROUND_UP(msg->len, pmtu);
 }
 
+/**
+ * struct shca_wire_slot - an RC message in the requester's window
+ * @first: its first PSN
+ * @npsn: PSNs it takes (a READ: one per response packet)
+ * @asked: a READ: its PSNs, from @first, that requests asked for so far
+ * @len: its length in bytes
+ * @wr_opcode: the WQE's opcode (enum ib_wr_opcode)
+ * @answered: the answer came (or the requester gave up): @status is final
+ * @status: with @answered, the completion's status
+ * @atomic_orig: an atomic's original value, from its AtomicAckETH
+ *
+ * Kept beside the engine's copy of the WQE (struct shca_req); the engine
+ * fills it for a message that completes at once, the transport for one
+ * it sends.
+ */
+struct shca_wire_slot {
+	u32 first;
+	u32 npsn;
+	u32 asked;
+	u32 len;
+	u8 wr_opcode;
+	bool answered;
+	u8 status;
+	u64 atomic_orig;
+};
+
 /* What the engine's run does about a window (struct shca_window_ops). */
 enum shca_wire_act {
 	SHCA_WIRE_ACT_NONE,	/* place READ responses, complete */
-	SHCA_WIRE_ACT_RESEND,	/* and go back: send again from una on */
+	SHCA_WIRE_ACT_LOST,	/* a loss or a timeout: resend, on retry_cnt */
 	SHCA_WIRE_ACT_RNR,	/* wait the RNR timer: send nothing */
+	SHCA_WIRE_ACT_RESEND,	/* the RNR wait is over: resend */
 };
 
 /* What a message in a window needs of a run (struct shca_window_ops). */
@@ -113,36 +138,40 @@ enum shca_wire_act {
 
 /**
  * struct shca_window_ops - RC messages that a transport answers later
- * @act: what the transport heard of the window since the last run, and
- *	what the run does about it; @expired: the local ACK timeout passed.
- *	With SHCA_WIRE_ACT_RNR, sets *@rnr_timer to the responder's code
+ * @act: what the transport heard of the window since the last run;
+ *	@expired: the local ACK timeout passed.  With SHCA_WIRE_ACT_RNR, sets
+ *	*@rnr_timer to the responder's code
+ * @resend: goes back to the first PSN not answered, for what @act said:
+ *	the window's messages are sent again from there
  * @need: what the message @ws needs of this run: SHCA_WIRE_NEED_*
  * @service: does it: places READ responses into @msg's payload, sends
  *	its packets (again)
  * @fail: ends @ws (NULL: every message not answered) with @status
- * @busy: a message is not answered yet: the local ACK timer runs, and
- *	restarts when *@una, set to the first PSN not answered, moves
+ * @busy: a message is not answered yet: the local ACK timer runs
+ * @una: the first PSN not answered: when it moves, the window made
+ *	progress
  * @reset: the window is empty, or the QP reset: what it kept goes
  *
  * The engine keeps the window's WQEs and completes them in order (see
  * struct shca_req); the transport numbers, sends, resends and answers
- * them.  The timers are the engine's: @act says an RNR wait is due, and
- * the engine's local ACK timer tells @act that the timeout passed.  A
- * resend counts against the QP's retry_cnt in @act, an RNR wait against
- * its rnr_retry in the engine.
+ * them.  The retry counts and the timers are the engine's: the transport
+ * says what happened (a loss, an RNR NAK, progress), the engine decides
+ * whether to resend, wait or give up.
  *
  * Context: the QP's engine (under engine_lock).
  */
 struct shca_window_ops {
 	enum shca_wire_act (*act)(struct shca_qp *qp, bool expired,
 				  u8 *rnr_timer);
+	void (*resend)(struct shca_qp *qp);
 	unsigned int (*need)(struct shca_qp *qp,
 			     const struct shca_wire_slot *ws);
 	void (*service)(struct shca_qp *qp, struct shca_wire_slot *ws,
 			struct shca_msg *msg, unsigned int need);
 	void (*fail)(struct shca_qp *qp, struct shca_wire_slot *ws,
 		     enum ib_wc_status status);
-	bool (*busy)(struct shca_qp *qp, u32 *una);
+	bool (*busy)(struct shca_qp *qp);
+	u32 (*una)(struct shca_qp *qp);
 	void (*reset)(struct shca_qp *qp);
 };
 
@@ -155,7 +184,7 @@ struct shca_window_ops {
  * @qp_free: frees it; the QP's engine is stopped
  * @rx_run: executes a batch of what @qp received; returns true to run
  *	again
- * @epsn: the QP's responder expects @psn next (modify_qp's rq_psn)
+ * @resp_reset: the QP's responder starts afresh (modify_qp's rq_psn)
  * @stop: the QP entered RESET, its engine stopped: what it received and
  *	kept goes, its window and responder start afresh
  * @flush: the QP is in the error state: what its responder holds is
@@ -173,7 +202,7 @@ struct shca_transport {
 	int (*qp_init)(struct shca_qp *qp, gfp_t gfp);
 	void (*qp_free)(struct shca_qp *qp);
 	bool (*rx_run)(struct shca_qp *qp);
-	void (*epsn)(struct shca_qp *qp, u32 psn);
+	void (*resp_reset)(struct shca_qp *qp);
 	void (*stop)(struct shca_qp *qp);
 	void (*flush)(struct shca_qp *qp);
 	int (*fill_res)(struct sk_buff *msg, struct shca_qp *qp);

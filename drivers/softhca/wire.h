@@ -299,4 +299,15 @@ unsigned int shca_pkt_hdr_len(u8 opcode);
 int shca_pkt_parse(struct shca_pkt *pkt, const void *bth, unsigned int len);
 void shca_pkt_build(const struct shca_pkt *pkt, void *bth);
 
+/* PSNs are 24 bits: @a - @b, as a signed distance. */
+static inline s32 shca_psn_diff(u32 a, u32 b)
+{
+	return (s32)((a - b) << 8) >> 8;
+}
+
+static inline u32 shca_psn_add(u32 psn, u32 n)
+{
+	return (psn + n) & SHCA_BTH_PSN;
+}
+
 #endif /* SHCA_WIRE_H */
