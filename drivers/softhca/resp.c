@@ -77,12 +77,59 @@ static enum shca_tx shca_resp_rnr(struct shca_qp *qp, struct shca_msg *msg)
 	return SHCA_TX_RNR;
 }
 
-int shca_resp_pop(struct shca_qp *qp, struct shca_rwqe *rwqe)
+/* The status pairs of a receive WQE that cannot take a message. */
+static const struct {
+	u8 local;	/* the receive WQE's completion */
+	u8 remote;	/* the requester's, on RC */
+} shca_resp_faults[] = {
+	[SHCA_RESP_WQE] = { IB_WC_LOC_QP_OP_ERR, IB_WC_REM_OP_ERR },
+	[SHCA_RESP_LEN] = { IB_WC_LOC_LEN_ERR, IB_WC_REM_INV_REQ_ERR },
+	[SHCA_RESP_INV] = { IB_WC_LOC_PROT_ERR, IB_WC_REM_INV_REQ_ERR },
+	[SHCA_RESP_PROT] = { IB_WC_LOC_PROT_ERR, IB_WC_REM_OP_ERR },
+};
+
+enum shca_tx shca_resp_fail(struct shca_qp *qp, struct shca_msg *msg,
+			    const struct shca_rwqe *rwqe,
+			    enum shca_resp_fault why)
 {
+	shca_resp_complete(qp, msg, rwqe, shca_resp_faults[why].local, 0);
+	return shca_resp_refuse(qp, msg, shca_resp_faults[why].remote, false);
+}
+
+bool shca_resp_take(struct shca_qp *qp, struct shca_msg *msg,
+		    struct shca_rwqe *rwqe, enum shca_tx *tx)
+{
+	int ret;
+
 	if (qp->ibqp.srq)
-		return shca_srq_pop(to_shca_srq(qp->ibqp.srq), &rwqe->hdr,
-				    rwqe->sge);
-	return shca_rq_pop(qp, &rwqe->hdr, rwqe->sge);
+		ret = shca_srq_pop(to_shca_srq(qp->ibqp.srq), &rwqe->hdr,
+				   rwqe->sge);
+	else
+		ret = shca_rq_pop(qp, &rwqe->hdr, rwqe->sge);
+	switch (ret) {
+	case 0:
+		return true;
+	case -ENOENT:
+		*tx = shca_resp_rnr(qp, msg);
+		break;
+	case -EOVERFLOW:
+		/* No WQE to complete: the event tells the consumer. */
+		shca_qp_fatal(qp);
+		*tx = shca_resp_refuse(qp, msg, IB_WC_REM_OP_ERR, false);
+		break;
+	default:
+		*tx = shca_resp_fail(qp, msg, rwqe, SHCA_RESP_WQE);
+		break;
+	}
+	return false;
+}
+
+int shca_resp_sink(struct shca_qp *qp, const struct shca_rwqe *rwqe,
+		   struct shca_sgl *sink)
+{
+	return shca_sgl_init(sink, to_shca_dev(qp->ibqp.device), qp->ibqp.pd,
+			     IB_ACCESS_LOCAL_WRITE, !qp->ibqp.uobject,
+			     rwqe->sge, rwqe->hdr.num_sge);
 }
 
 static void shca_resp_cqe_flags(const struct shca_qp *qp,
@@ -212,24 +259,16 @@ static enum shca_tx shca_resp_send(struct shca_qp *qp, struct shca_msg *msg,
 
 	if (msg->qp_type == IB_QPT_UD)
 		need += sizeof(union rdma_network_hdr);
-	ret = shca_sgl_init(&sink, to_shca_dev(qp->ibqp.device), qp->ibqp.pd,
-			    IB_ACCESS_LOCAL_WRITE, !qp->ibqp.uobject,
-			    rwqe->sge, rwqe->hdr.num_sge);
-	if (ret || need > sink.len) {
-		shca_resp_complete(qp, msg, rwqe, IB_WC_LOC_LEN_ERR, 0);
-		return shca_resp_refuse(qp, msg, IB_WC_REM_INV_REQ_ERR, false);
-	}
+	ret = shca_resp_sink(qp, rwqe, &sink);
+	if (ret || need > sink.len)
+		return shca_resp_fail(qp, msg, rwqe, SHCA_RESP_LEN);
 	if (msg->opcode == IB_WR_SEND_WITH_INV &&
-	    shca_resp_invalidate(qp, msg->ex)) {
-		shca_resp_complete(qp, msg, rwqe, IB_WC_LOC_PROT_ERR, 0);
-		return shca_resp_refuse(qp, msg, IB_WC_REM_INV_REQ_ERR, false);
-	}
+	    shca_resp_invalidate(qp, msg->ex))
+		return shca_resp_fail(qp, msg, rwqe, SHCA_RESP_INV);
 	ret = shca_resp_place(&sink, msg);
 	shca_sgl_release(&sink);
-	if (ret && sink.bad) {
-		shca_resp_complete(qp, msg, rwqe, IB_WC_LOC_PROT_ERR, 0);
-		return shca_resp_refuse(qp, msg, IB_WC_REM_OP_ERR, false);
-	}
+	if (ret && sink.bad)
+		return shca_resp_fail(qp, msg, rwqe, SHCA_RESP_PROT);
 	if (ret) {
 		/* The requester's memory went away under the copy. */
 		shca_resp_complete(qp, msg, rwqe, IB_WC_REM_ABORT_ERR, 0);
@@ -245,20 +284,10 @@ static enum shca_tx shca_resp_send(struct shca_qp *qp, struct shca_msg *msg,
 static enum shca_tx shca_resp_recv(struct shca_qp *qp, struct shca_msg *msg)
 {
 	struct shca_rwqe rwqe;
-	int ret;
+	enum shca_tx tx;
 
-	ret = shca_resp_pop(qp, &rwqe);
-	if (ret == -ENOENT)
-		return shca_resp_rnr(qp, msg);
-	if (ret == -EOVERFLOW) {
-		/* No WQE to complete: the event tells the consumer. */
-		shca_qp_fatal(qp);
-		return shca_resp_refuse(qp, msg, IB_WC_REM_OP_ERR, false);
-	}
-	if (ret) {
-		shca_resp_complete(qp, msg, &rwqe, IB_WC_LOC_QP_OP_ERR, 0);
-		return shca_resp_refuse(qp, msg, IB_WC_REM_OP_ERR, false);
-	}
+	if (!shca_resp_take(qp, msg, &rwqe, &tx))
+		return tx;
 	if (msg->opcode != IB_WR_RDMA_WRITE_WITH_IMM)
 		return shca_resp_send(qp, msg, &rwqe);
 	shca_resp_complete(qp, msg, &rwqe, IB_WC_SUCCESS, msg->len);

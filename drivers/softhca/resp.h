@@ -19,8 +19,33 @@ struct shca_rwqe {
 	struct softhca_sge sge[SHCA_MAX_SGE];
 };
 
-/* Takes the next receive WQE (of the SRQ, if any): see shca_rq_pop(). */
-int shca_resp_pop(struct shca_qp *qp, struct shca_rwqe *rwqe);
+/* Why a receive WQE cannot take a message (shca_resp_fail()). */
+enum shca_resp_fault {
+	SHCA_RESP_WQE,		/* the WQE is malformed */
+	SHCA_RESP_LEN,		/* the message does not fit its SGEs */
+	SHCA_RESP_INV,		/* SEND_WITH_INV's rkey cannot be invalidated */
+	SHCA_RESP_PROT,		/* its SGEs' memory refused the bytes */
+};
+
+/*
+ * Takes the receive WQE @msg consumes (of the SRQ, if any) into @rwqe.
+ * Return: true; or false with *@tx what became of @msg: SHCA_TX_RNR (RC)
+ * or SHCA_TX_LOST for an empty queue, else refused (a broken WQE or ring).
+ */
+bool shca_resp_take(struct shca_qp *qp, struct shca_msg *msg,
+		    struct shca_rwqe *rwqe, enum shca_tx *tx);
+
+/* A cursor over @rwqe's SGEs, for the bytes of a SEND. */
+int shca_resp_sink(struct shca_qp *qp, const struct shca_rwqe *rwqe,
+		   struct shca_sgl *sink);
+
+/*
+ * @rwqe cannot take @msg (@why): it completes in error, and @msg is
+ * refused (shca_resp_refuse()), each with @why's status.
+ */
+enum shca_tx shca_resp_fail(struct shca_qp *qp, struct shca_msg *msg,
+			    const struct shca_rwqe *rwqe,
+			    enum shca_resp_fault why);
 
 /* Completes @rwqe for @msg; an error moves @qp to the error state. */
 void shca_resp_complete(struct shca_qp *qp, const struct shca_msg *msg,

@@ -214,23 +214,32 @@ static enum shca_rr shca_rr_done(struct shca_qp *qp,
 	return SHCA_RR_DONE;
 }
 
+/*
+ * What the responder (resp.c) made of a message it did not execute: an
+ * RNR keeps the message in progress for the resent packet; a drop or a
+ * refusal ends it.
+ */
+static enum shca_rr shca_rr_tx(struct shca_qp *qp, enum shca_tx tx)
+{
+	if (tx == SHCA_TX_RNR)
+		return SHCA_RR_RNR;
+	qp->roce->resp.msg = SHCA_WIRE_MSG_NONE;
+	return tx == SHCA_TX_DONE ? SHCA_RR_ERROR : SHCA_RR_DROP;
+}
+
 static enum shca_rr shca_rr_refuse(struct shca_qp *qp, struct shca_msg *msg,
 				   enum ib_wc_status status, bool event)
 {
-	qp->roce->resp.msg = SHCA_WIRE_MSG_NONE;
-	if (shca_resp_refuse(qp, msg, status, event) != SHCA_TX_DONE)
-		return SHCA_RR_DROP;
-	return SHCA_RR_ERROR;
+	return shca_rr_tx(qp, shca_resp_refuse(qp, msg, status, event));
 }
 
-/* The message fails: its receive WQE completes with @local. */
+/* The message fails: its receive WQE completes in error. */
 static enum shca_rr shca_rr_fail(struct shca_qp *qp, struct shca_msg *msg,
-				 enum ib_wc_status local,
-				 enum ib_wc_status remote)
+				 enum shca_resp_fault why)
 {
-	shca_resp_complete(qp, msg, &qp->roce->resp.rwqe, local, 0);
 	qp->roce->resp.have_rwqe = false;
-	return shca_rr_refuse(qp, msg, remote, false);
+	return shca_rr_tx(qp, shca_resp_fail(qp, msg, &qp->roce->resp.rwqe,
+					     why));
 }
 
 /* The receive WQE a SEND or WRITE with immediate consumes. */
@@ -238,22 +247,13 @@ static enum shca_rr shca_rr_take_rwqe(struct shca_qp *qp,
 				      struct shca_msg *msg)
 {
 	struct shca_wire_resp *rs = &qp->roce->resp;
-	int ret;
+	enum shca_tx tx;
 
 	/* UC keeps the WQE of a message it abandoned for the next one. */
 	if (rs->have_rwqe)
 		return SHCA_RR_DONE;
-	ret = shca_resp_pop(qp, &rs->rwqe);
-	if (ret == -ENOENT)
-		return msg->qp_type == IB_QPT_RC ? SHCA_RR_RNR : SHCA_RR_DROP;
-	if (ret == -EOVERFLOW) {
-		shca_qp_fatal(qp);
-		return shca_rr_refuse(qp, msg, IB_WC_REM_OP_ERR, false);
-	}
-	if (ret) {
-		shca_resp_complete(qp, msg, &rs->rwqe, IB_WC_LOC_QP_OP_ERR, 0);
-		return shca_rr_refuse(qp, msg, IB_WC_REM_OP_ERR, false);
-	}
+	if (!shca_resp_take(qp, msg, &rs->rwqe, &tx))
+		return shca_rr_tx(qp, tx);
 	rs->have_rwqe = true;
 	return SHCA_RR_DONE;
 }
@@ -273,18 +273,14 @@ static enum shca_rr shca_rr_send(struct shca_qp *qp,
 			return rr;
 		rs->off = 0;
 	}
-	ret = shca_sgl_init(&sink, to_shca_dev(qp->ibqp.device), qp->ibqp.pd,
-			    IB_ACCESS_LOCAL_WRITE, !qp->ibqp.uobject,
-			    rs->rwqe.sge, rs->rwqe.hdr.num_sge);
+	ret = shca_resp_sink(qp, &rs->rwqe, &sink);
 	if (ret || pkt->paylen > sink.len - rs->off)
-		return shca_rr_fail(qp, msg, IB_WC_LOC_LEN_ERR,
-				    IB_WC_REM_INV_REQ_ERR);
+		return shca_rr_fail(qp, msg, SHCA_RESP_LEN);
 	shca_sgl_skip(&sink, rs->off);
 	ret = shca_sgl_copy(&sink, msg->payload, pkt->paylen);
 	shca_sgl_release(&sink);
 	if (ret)
-		return shca_rr_fail(qp, msg, IB_WC_LOC_PROT_ERR,
-				    IB_WC_REM_OP_ERR);
+		return shca_rr_fail(qp, msg, SHCA_RESP_PROT);
 	rs->off += pkt->paylen;
 	if (!shca_pos_last(pos)) {
 		rs->msg = SHCA_WIRE_MSG_SEND;
@@ -292,8 +288,7 @@ static enum shca_rr shca_rr_send(struct shca_qp *qp,
 	}
 	if (msg->opcode == IB_WR_SEND_WITH_INV &&
 	    shca_resp_invalidate(qp, msg->ex))
-		return shca_rr_fail(qp, msg, IB_WC_LOC_PROT_ERR,
-				    IB_WC_REM_INV_REQ_ERR);
+		return shca_rr_fail(qp, msg, SHCA_RESP_INV);
 	shca_resp_complete(qp, msg, &rs->rwqe, IB_WC_SUCCESS, rs->off);
 	rs->have_rwqe = false;
 	return shca_rr_done(qp, pkt, 1, true);
