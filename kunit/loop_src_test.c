@@ -354,7 +354,7 @@ static void shca_ls_psn_order(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(dp, 0, 1, dst, 64), 0);
 	shca_ls_expect_intact(test, dp, 1, dst, 64);
-	KUNIT_EXPECT_EQ(test, to_shca_qp(dp->qp[0])->epsn, 1);
+	KUNIT_EXPECT_EQ(test, to_shca_qp(dp->qp[0])->resp.epsn, 1);
 
 	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(dp, 0, 2, dst, 64), 0);
 	shca_ls_bad_psn(test, dp, 0);
@@ -411,9 +411,9 @@ static void shca_ls_honest(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, memcmp(a, b, sge.length), 0);
 	}
 	KUNIT_EXPECT_EQ(test, to_shca_qp(dp->qp[1])->req.psn, 3);
-	KUNIT_EXPECT_EQ(test, to_shca_qp(dp->qp[0])->epsn, 3);
+	KUNIT_EXPECT_EQ(test, to_shca_qp(dp->qp[0])->resp.epsn, 3);
 	KUNIT_EXPECT_EQ(test, to_shca_qp(dp->qp[0])->req.psn, 5);
-	KUNIT_EXPECT_EQ(test, to_shca_qp(dp->qp[1])->epsn, 5);
+	KUNIT_EXPECT_EQ(test, to_shca_qp(dp->qp[1])->resp.epsn, 5);
 	for (i = 0; i < 2; i++)
 		KUNIT_EXPECT_EQ(test, shca_frame_drops(test, shca_ls_fx[i].ibdev,
 						       SHCA_DROP_LOOP_PSN) +

@@ -57,6 +57,7 @@
 #include "engine.h"
 #include "mr.h"
 #include "qp.h"
+#include "resp.h"
 #include "transport.h"
 
 #define SHCA_ENGINE_BATCH 64
@@ -776,9 +777,6 @@ static bool shca_req_run(struct shca_qp *qp)
 /* One run: a batch of the send queue, or of a flush.  Return: run again. */
 static bool shca_engine_run(struct shca_qp *qp)
 {
-	const struct shca_transport *t;
-	unsigned int i;
-
 	lockdep_assert_held(&qp->engine_lock);
 	switch (READ_ONCE(qp->state)) {
 	case IB_QPS_RTS:
@@ -787,9 +785,7 @@ static bool shca_engine_run(struct shca_qp *qp)
 		return shca_qp_flush(qp, false);
 	case IB_QPS_ERR:
 		shca_req_flush_taken(qp);
-		shca_for_each_transport(t, i)
-			if (t->flush)
-				t->flush(qp);
+		shca_resp_flush(qp);
 		return shca_qp_flush(qp, true);
 	default:
 		return false;
@@ -955,7 +951,7 @@ void shca_engine_qp_epsn(struct shca_qp *qp, u32 psn)
 	const struct shca_transport *t;
 	unsigned int i;
 
-	WRITE_ONCE(qp->epsn, psn);
+	shca_resp_reset(qp, psn);
 	shca_for_each_transport(t, i)
 		if (t->resp_reset)
 			t->resp_reset(qp);
@@ -1052,7 +1048,7 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 	qp->req.expired = false;
 	qp->req.held = false;
 	qp->req.taken = 0;
-	WRITE_ONCE(qp->epsn, 0);
+	shca_resp_reset(qp, 0);
 	shca_for_each_transport(t, i)
 		if (t->stop)
 			t->stop(qp);

@@ -150,7 +150,7 @@ static bool shca_loop_src_ok(struct shca_qp *qp, struct shca_qp *dest,
  */
 static bool shca_loop_psn_ok(struct shca_qp *dest, const struct shca_msg *msg)
 {
-	s32 d = shca_psn_diff(msg->psn, READ_ONCE(dest->epsn));
+	s32 d = shca_psn_diff(msg->psn, READ_ONCE(dest->resp.epsn));
 
 	return msg->qp_type == IB_QPT_RC ? !d : d >= 0;
 }
@@ -197,7 +197,7 @@ static enum shca_tx shca_loop_connected(struct shca_qp *qp,
 		tx = shca_resp_execute(dest, msg);
 	next = shca_psn_add(msg->psn, msg->npsn);
 	if (tx == SHCA_TX_DONE)
-		WRITE_ONCE(dest->epsn, next);
+		WRITE_ONCE(dest->resp.epsn, next);
 	/* RC resends what was not answered; UC's are gone either way. */
 	if (tx == SHCA_TX_DONE || msg->qp_type == IB_QPT_UC)
 		qp->req.psn = next;

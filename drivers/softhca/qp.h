@@ -17,6 +17,7 @@
 #include "dev.h"
 #include "event.h"
 #include "queue.h"
+#include "resp.h"
 #include "transport.h"
 
 struct shca_roce_qp;
@@ -105,11 +106,8 @@ struct shca_qp {
 	struct work_struct rx_work;
 	struct workqueue_struct *rx_wq;
 	struct shca_req req;
-	/*
-	 * The responder's: the PSN it expects next of the QP's peer (RC and
-	 * UC), whichever transport brings the peer's messages.
-	 */
-	u32 epsn;
+	/* The responder (resp.c), whichever transport brings messages. */
+	struct shca_resp resp;
 	/* Its state on the wire (roce.h). */
 	struct shca_roce_qp *roce;
 	struct shca_events events;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The responder: what a QP does with a message that reaches it, whichever
- * transport brought it.
+ * transport brought it.  Loopback brings whole messages; the wire brings
+ * a SEND or a WRITE a packet at a time, each a segment of its message
+ * (shca_resp_segment()), in PSN order (roce_resp.c).
  *
  * A message is accepted only by a QP that can receive (RTR, RTS, SQD or
  * SQE), of the same service, connected to the requester (RC, UC) or
@@ -77,61 +79,6 @@ static enum shca_tx shca_resp_rnr(struct shca_qp *qp, struct shca_msg *msg)
 	return SHCA_TX_RNR;
 }
 
-/* The status pairs of a receive WQE that cannot take a message. */
-static const struct {
-	u8 local;	/* the receive WQE's completion */
-	u8 remote;	/* the requester's, on RC */
-} shca_resp_faults[] = {
-	[SHCA_RESP_WQE] = { IB_WC_LOC_QP_OP_ERR, IB_WC_REM_OP_ERR },
-	[SHCA_RESP_LEN] = { IB_WC_LOC_LEN_ERR, IB_WC_REM_INV_REQ_ERR },
-	[SHCA_RESP_INV] = { IB_WC_LOC_PROT_ERR, IB_WC_REM_INV_REQ_ERR },
-	[SHCA_RESP_PROT] = { IB_WC_LOC_PROT_ERR, IB_WC_REM_OP_ERR },
-};
-
-enum shca_tx shca_resp_fail(struct shca_qp *qp, struct shca_msg *msg,
-			    const struct shca_rwqe *rwqe,
-			    enum shca_resp_fault why)
-{
-	shca_resp_complete(qp, msg, rwqe, shca_resp_faults[why].local, 0);
-	return shca_resp_refuse(qp, msg, shca_resp_faults[why].remote, false);
-}
-
-bool shca_resp_take(struct shca_qp *qp, struct shca_msg *msg,
-		    struct shca_rwqe *rwqe, enum shca_tx *tx)
-{
-	int ret;
-
-	if (qp->ibqp.srq)
-		ret = shca_srq_pop(to_shca_srq(qp->ibqp.srq), &rwqe->hdr,
-				   rwqe->sge);
-	else
-		ret = shca_rq_pop(qp, &rwqe->hdr, rwqe->sge);
-	switch (ret) {
-	case 0:
-		return true;
-	case -ENOENT:
-		*tx = shca_resp_rnr(qp, msg);
-		break;
-	case -EOVERFLOW:
-		/* No WQE to complete: the event tells the consumer. */
-		shca_qp_fatal(qp);
-		*tx = shca_resp_refuse(qp, msg, IB_WC_REM_OP_ERR, false);
-		break;
-	default:
-		*tx = shca_resp_fail(qp, msg, rwqe, SHCA_RESP_WQE);
-		break;
-	}
-	return false;
-}
-
-int shca_resp_sink(struct shca_qp *qp, const struct shca_rwqe *rwqe,
-		   struct shca_sgl *sink)
-{
-	return shca_sgl_init(sink, to_shca_dev(qp->ibqp.device), qp->ibqp.pd,
-			     IB_ACCESS_LOCAL_WRITE, !qp->ibqp.uobject,
-			     rwqe->sge, rwqe->hdr.num_sge);
-}
-
 static void shca_resp_cqe_flags(const struct shca_qp *qp,
 				const struct shca_msg *msg,
 				struct softhca_cqe *cqe)
@@ -158,9 +105,10 @@ static void shca_resp_cqe_flags(const struct shca_qp *qp,
  * Completes a receive WQE; an error also moves the QP to the error state,
  * which flushes the rest.
  */
-void shca_resp_complete(struct shca_qp *qp, const struct shca_msg *msg,
-			const struct shca_rwqe *rwqe, enum ib_wc_status status,
-			u32 byte_len)
+static void shca_resp_complete(struct shca_qp *qp,
+			       const struct shca_msg *msg,
+			       const struct shca_rwqe *rwqe,
+			       enum ib_wc_status status, u32 byte_len)
 {
 	struct softhca_cqe cqe = {
 		.wr_id = rwqe->hdr.wr_id,
@@ -179,6 +127,87 @@ void shca_resp_complete(struct shca_qp *qp, const struct shca_msg *msg,
 		     !ok || (msg->flags & SOFTHCA_WQE_SOLICITED));
 	if (!ok)
 		shca_qp_error(qp, IB_QPS_ERR);
+}
+
+/* Why a receive WQE cannot take a message. */
+enum shca_resp_fault {
+	SHCA_RESP_WQE,		/* the WQE is malformed */
+	SHCA_RESP_LEN,		/* the message does not fit its SGEs */
+	SHCA_RESP_INV,		/* SEND_WITH_INV's rkey cannot be invalidated */
+	SHCA_RESP_PROT,		/* its SGEs' memory refused the bytes */
+};
+
+/* The status pairs of a receive WQE that cannot take a message. */
+static const struct {
+	u8 local;	/* the receive WQE's completion */
+	u8 remote;	/* the requester's, on RC */
+} shca_resp_faults[] = {
+	[SHCA_RESP_WQE] = { IB_WC_LOC_QP_OP_ERR, IB_WC_REM_OP_ERR },
+	[SHCA_RESP_LEN] = { IB_WC_LOC_LEN_ERR, IB_WC_REM_INV_REQ_ERR },
+	[SHCA_RESP_INV] = { IB_WC_LOC_PROT_ERR, IB_WC_REM_INV_REQ_ERR },
+	[SHCA_RESP_PROT] = { IB_WC_LOC_PROT_ERR, IB_WC_REM_OP_ERR },
+};
+
+/*
+ * The receive WQE @cur holds cannot take @msg (@why): it completes in
+ * error, and @msg is refused, each with @why's status.
+ */
+static enum shca_tx shca_resp_fail(struct shca_qp *qp, struct shca_msg *msg,
+				   struct shca_resp_cur *cur,
+				   enum shca_resp_fault why)
+{
+	cur->have_rwqe = false;
+	shca_resp_complete(qp, msg, &cur->rwqe, shca_resp_faults[why].local,
+			   0);
+	return shca_resp_refuse(qp, msg, shca_resp_faults[why].remote, false);
+}
+
+/*
+ * Takes the receive WQE a SEND or a WRITE with immediate consumes (of
+ * the SRQ, if any) into @cur, unless it holds one: UC keeps the WQE of a
+ * message it abandoned for the next one.  Return: true; or false with
+ * *@tx what became of @msg: SHCA_TX_RNR (RC) or SHCA_TX_LOST for an empty
+ * queue, else refused (a broken WQE or ring).
+ */
+static bool shca_resp_take(struct shca_qp *qp, struct shca_msg *msg,
+			   struct shca_resp_cur *cur, enum shca_tx *tx)
+{
+	struct shca_rwqe *rwqe = &cur->rwqe;
+	int ret;
+
+	if (cur->have_rwqe)
+		return true;
+	if (qp->ibqp.srq)
+		ret = shca_srq_pop(to_shca_srq(qp->ibqp.srq), &rwqe->hdr,
+				   rwqe->sge);
+	else
+		ret = shca_rq_pop(qp, &rwqe->hdr, rwqe->sge);
+	switch (ret) {
+	case 0:
+		cur->have_rwqe = true;
+		return true;
+	case -ENOENT:
+		*tx = shca_resp_rnr(qp, msg);
+		break;
+	case -EOVERFLOW:
+		/* No WQE to complete: the event tells the consumer. */
+		shca_qp_fatal(qp);
+		*tx = shca_resp_refuse(qp, msg, IB_WC_REM_OP_ERR, false);
+		break;
+	default:
+		*tx = shca_resp_fail(qp, msg, cur, SHCA_RESP_WQE);
+		break;
+	}
+	return false;
+}
+
+/* A cursor over @rwqe's SGEs, for the bytes of a SEND. */
+static int shca_resp_sink(struct shca_qp *qp, const struct shca_rwqe *rwqe,
+			  struct shca_sgl *sink)
+{
+	return shca_sgl_init(sink, to_shca_dev(qp->ibqp.device), qp->ibqp.pd,
+			     IB_ACCESS_LOCAL_WRITE, !qp->ibqp.uobject,
+			     rwqe->sge, rwqe->hdr.num_sge);
 }
 
 /*
@@ -235,7 +264,8 @@ static int shca_resp_place(struct shca_sgl *sink, struct shca_msg *msg)
 	return shca_sgl_copy(sink, msg->payload, msg->len);
 }
 
-int shca_resp_invalidate(struct shca_qp *qp, u32 rkey)
+/* SEND_WITH_INV's invalidation of @rkey, in @qp's PD: 0 or -EINVAL. */
+static int shca_resp_invalidate(struct shca_qp *qp, u32 rkey)
 {
 	struct shca_mr *mr;
 	int ret = -EINVAL;
@@ -249,49 +279,84 @@ int shca_resp_invalidate(struct shca_qp *qp, u32 rkey)
 	return ret;
 }
 
-/* Copies a SEND into the next receive WQE. */
-static enum shca_tx shca_resp_send(struct shca_qp *qp, struct shca_msg *msg,
-				   struct shca_rwqe *rwqe)
+/* What a message places segment by segment, or nothing. */
+enum shca_resp_msg shca_resp_class(u8 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
+		return SHCA_RESP_MSG_SEND;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return SHCA_RESP_MSG_WRITE;
+	default:
+		return SHCA_RESP_MSG_NONE;
+	}
+}
+
+/*
+ * The end of a segment: on success, the message goes on (@more) or is
+ * complete; an RNR keeps the message in progress for the segment again;
+ * a drop or a refusal ends it.
+ */
+static enum shca_tx shca_resp_seg_end(struct shca_qp *qp,
+				      struct shca_msg *msg, enum shca_tx tx,
+				      bool more)
+{
+	struct shca_resp *rs = &qp->resp;
+
+	if (tx == SHCA_TX_RNR)
+		return tx;
+	if (tx == SHCA_TX_DONE && msg->status == IB_WC_SUCCESS && more)
+		rs->msg = shca_resp_class(msg->opcode);
+	else
+		rs->msg = SHCA_RESP_MSG_NONE;
+	return tx;
+}
+
+/* A segment of a SEND, into the receive WQE the first one took. */
+static enum shca_tx shca_resp_seg_send(struct shca_qp *qp,
+				       struct shca_msg *msg,
+				       struct shca_resp_cur *cur, bool first,
+				       bool last)
 {
 	u32 need = msg->len;
 	struct shca_sgl sink;
+	enum shca_tx tx;
 	int ret;
 
+	if (first) {
+		if (!shca_resp_take(qp, msg, cur, &tx))
+			return tx;
+		cur->off = 0;
+	}
 	if (msg->qp_type == IB_QPT_UD)
 		need += sizeof(union rdma_network_hdr);
-	ret = shca_resp_sink(qp, rwqe, &sink);
-	if (ret || need > sink.len)
-		return shca_resp_fail(qp, msg, rwqe, SHCA_RESP_LEN);
-	if (msg->opcode == IB_WR_SEND_WITH_INV &&
-	    shca_resp_invalidate(qp, msg->ex))
-		return shca_resp_fail(qp, msg, rwqe, SHCA_RESP_INV);
+	ret = shca_resp_sink(qp, &cur->rwqe, &sink);
+	if (ret || need > sink.len - cur->off)
+		return shca_resp_fail(qp, msg, cur, SHCA_RESP_LEN);
+	shca_sgl_skip(&sink, cur->off);
 	ret = shca_resp_place(&sink, msg);
 	shca_sgl_release(&sink);
 	if (ret && sink.bad)
-		return shca_resp_fail(qp, msg, rwqe, SHCA_RESP_PROT);
+		return shca_resp_fail(qp, msg, cur, SHCA_RESP_PROT);
 	if (ret) {
 		/* The requester's memory went away under the copy. */
-		shca_resp_complete(qp, msg, rwqe, IB_WC_REM_ABORT_ERR, 0);
+		cur->have_rwqe = false;
+		shca_resp_complete(qp, msg, &cur->rwqe, IB_WC_REM_ABORT_ERR, 0);
 		msg->status = IB_WC_LOC_PROT_ERR;
 		return SHCA_TX_DONE;
 	}
-	shca_resp_complete(qp, msg, rwqe, IB_WC_SUCCESS, need);
+	cur->off += need;
 	msg->status = IB_WC_SUCCESS;
-	return SHCA_TX_DONE;
-}
-
-/* Takes a receive WQE for a SEND or a WRITE with immediate. */
-static enum shca_tx shca_resp_recv(struct shca_qp *qp, struct shca_msg *msg)
-{
-	struct shca_rwqe rwqe;
-	enum shca_tx tx;
-
-	if (!shca_resp_take(qp, msg, &rwqe, &tx))
-		return tx;
-	if (msg->opcode != IB_WR_RDMA_WRITE_WITH_IMM)
-		return shca_resp_send(qp, msg, &rwqe);
-	shca_resp_complete(qp, msg, &rwqe, IB_WC_SUCCESS, msg->len);
-	msg->status = IB_WC_SUCCESS;
+	if (!last)
+		return SHCA_TX_DONE;
+	if (msg->opcode == IB_WR_SEND_WITH_INV &&
+	    shca_resp_invalidate(qp, msg->ex))
+		return shca_resp_fail(qp, msg, cur, SHCA_RESP_INV);
+	cur->have_rwqe = false;
+	shca_resp_complete(qp, msg, &cur->rwqe, IB_WC_SUCCESS, cur->off);
 	return SHCA_TX_DONE;
 }
 
@@ -309,17 +374,100 @@ int shca_resp_target(struct shca_qp *qp, struct shca_msg *msg,
 				    access);
 }
 
-/* WRITE (+IMM) and READ: copy between the requester and the target. */
-static enum shca_tx shca_resp_rdma(struct shca_qp *qp, struct shca_msg *msg,
-				   int access)
+/*
+ * A segment of a WRITE: the first names the target, whose length is the
+ * message's; the last takes a receive WQE for the immediate.
+ */
+static enum shca_tx shca_resp_seg_write(struct shca_qp *qp,
+					struct shca_msg *msg,
+					struct shca_resp_cur *cur, bool first,
+					bool last)
+{
+	struct shca_sgl target;
+	enum shca_tx tx;
+	u32 end;
+	int ret;
+
+	if (first) {
+		cur->write = msg->remote;
+		cur->off = 0;
+	}
+	end = cur->off + msg->len;
+	if (end < cur->off || end > cur->write.length ||
+	    (last && end != cur->write.length))
+		return shca_resp_refuse(qp, msg, IB_WC_REM_INV_REQ_ERR, true);
+	msg->remote = cur->write;
+	ret = shca_resp_target(qp, msg, &target, IB_ACCESS_REMOTE_WRITE);
+	if (!ret) {
+		shca_sgl_skip(&target, cur->off);
+		ret = shca_sgl_copy(&target, msg->payload, msg->len);
+	}
+	shca_sgl_release(&target);
+	if (ret && msg->payload->bad) {
+		msg->status = IB_WC_LOC_PROT_ERR;
+		return SHCA_TX_DONE;
+	}
+	if (ret)
+		return shca_resp_refuse(qp, msg, IB_WC_REM_ACCESS_ERR, true);
+	cur->off = end;
+	msg->status = IB_WC_SUCCESS;
+	if (!last || msg->opcode != IB_WR_RDMA_WRITE_WITH_IMM)
+		return SHCA_TX_DONE;
+	/* Without a WQE, the segment is placed again when it comes again. */
+	if (!shca_resp_take(qp, msg, cur, &tx))
+		return tx;
+	cur->have_rwqe = false;
+	shca_resp_complete(qp, msg, &cur->rwqe, IB_WC_SUCCESS, end);
+	return SHCA_TX_DONE;
+}
+
+/* A segment of a SEND or a WRITE, placed with @cur. */
+static enum shca_tx shca_resp_place_seg(struct shca_qp *qp,
+					struct shca_msg *msg,
+					struct shca_resp_cur *cur, bool first,
+					bool last)
+{
+	if (shca_resp_class(msg->opcode) == SHCA_RESP_MSG_WRITE)
+		return shca_resp_seg_write(qp, msg, cur, first, last);
+	return shca_resp_seg_send(qp, msg, cur, first, last);
+}
+
+/**
+ * shca_resp_segment() - place a segment of a SEND or a WRITE
+ * @qp: the responder QP, held by the transport
+ * @msg: the message: its opcode, and this segment's bytes (@msg->len of
+ *	them at @msg->payload); a WRITE's first segment names the target,
+ *	the whole message's length
+ * @first: the segment starts the message
+ * @last: the segment ends it
+ *
+ * The wire's segments are its packets, in PSN order; loopback's whole
+ * messages go through shca_resp_execute().  What a message keeps between
+ * its segments (the receive WQE, the bytes placed, the WRITE's target)
+ * is the QP's (struct shca_resp).
+ *
+ * Context: the QP's engine, under engine_lock.
+ * Return: SHCA_TX_DONE with @msg->status set (IB_WC_SUCCESS: placed, and
+ * complete if @last), SHCA_TX_RNR with @msg->rnr_timer set, or
+ * SHCA_TX_LOST when the message is dropped.
+ */
+enum shca_tx shca_resp_segment(struct shca_qp *qp, struct shca_msg *msg,
+			       bool first, bool last)
+{
+	enum shca_tx tx;
+
+	tx = shca_resp_place_seg(qp, msg, &qp->resp.cur, first, last);
+	return shca_resp_seg_end(qp, msg, tx, !last);
+}
+
+/* READ: copy from the target to the requester's memory. */
+static enum shca_tx shca_resp_read(struct shca_qp *qp, struct shca_msg *msg)
 {
 	struct shca_sgl target;
 	int ret;
 
-	ret = shca_resp_target(qp, msg, &target, access);
-	if (!ret && access == IB_ACCESS_REMOTE_WRITE)
-		ret = shca_sgl_copy(&target, msg->payload, msg->len);
-	else if (!ret)
+	ret = shca_resp_target(qp, msg, &target, IB_ACCESS_REMOTE_READ);
+	if (!ret)
 		ret = shca_sgl_copy(msg->payload, &target, msg->len);
 	shca_sgl_release(&target);
 	if (ret && msg->payload->bad) {
@@ -328,8 +476,6 @@ static enum shca_tx shca_resp_rdma(struct shca_qp *qp, struct shca_msg *msg,
 	}
 	if (ret)
 		return shca_resp_refuse(qp, msg, IB_WC_REM_ACCESS_ERR, true);
-	if (msg->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
-		return shca_resp_recv(qp, msg);
 	msg->status = IB_WC_SUCCESS;
 	return SHCA_TX_DONE;
 }
@@ -372,6 +518,8 @@ static enum shca_tx shca_resp_atomic(struct shca_qp *qp, struct shca_msg *msg)
  */
 enum shca_tx shca_resp_execute(struct shca_qp *qp, struct shca_msg *msg)
 {
+	struct shca_resp_cur cur;
+
 	if (!shca_resp_accepts(qp, msg))
 		return SHCA_TX_LOST;
 
@@ -379,15 +527,36 @@ enum shca_tx shca_resp_execute(struct shca_qp *qp, struct shca_msg *msg)
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
 	case IB_WR_SEND_WITH_INV:
-		return shca_resp_recv(qp, msg);
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		return shca_resp_rdma(qp, msg, IB_ACCESS_REMOTE_WRITE);
+		cur.have_rwqe = false;
+		return shca_resp_place_seg(qp, msg, &cur, true, true);
 	case IB_WR_RDMA_READ:
-		return shca_resp_rdma(qp, msg, IB_ACCESS_REMOTE_READ);
+		return shca_resp_read(qp, msg);
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return shca_resp_atomic(qp, msg);
 	}
 	return shca_resp_refuse(qp, msg, IB_WC_REM_INV_REQ_ERR, true);
+}
+
+void shca_resp_flush(struct shca_qp *qp)
+{
+	struct shca_msg msg = {
+		.qp_type = qp->ibqp.qp_type,
+		.opcode = IB_WR_SEND,
+		.src_qpn = READ_ONCE(qp->attr.dest_qp_num),
+	};
+
+	if (!qp->resp.cur.have_rwqe)
+		return;
+	qp->resp.cur.have_rwqe = false;
+	shca_resp_complete(qp, &msg, &qp->resp.cur.rwqe, IB_WC_WR_FLUSH_ERR,
+			   0);
+}
+
+void shca_resp_reset(struct shca_qp *qp, u32 epsn)
+{
+	memset(&qp->resp, 0, sizeof(qp->resp));
+	WRITE_ONCE(qp->resp.epsn, epsn);
 }

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The responder's parts (resp.c) that the wire's packet-by-packet RC and
- * UC responder (roce_resp.c) shares with shca_resp_execute(), so that a
- * message meets the same checks and completes the same way whichever
- * transport brought it.
+ * The responder (resp.c): what a QP does with a message that reaches it,
+ * whichever transport brought it.  Loopback hands it whole messages
+ * (shca_resp_execute()); the wire's RC and UC responder (roce_resp.c)
+ * keeps the packets in PSN order, answers READs and duplicates, and
+ * hands it each packet of a SEND or WRITE as a segment
+ * (shca_resp_segment()), so that a message meets the same checks and
+ * completes the same way on both.
  *
  * Context: the engine of the responder QP (process context).
  */
@@ -19,38 +22,49 @@ struct shca_rwqe {
 	struct softhca_sge sge[SHCA_MAX_SGE];
 };
 
-/* Why a receive WQE cannot take a message (shca_resp_fail()). */
-enum shca_resp_fault {
-	SHCA_RESP_WQE,		/* the WQE is malformed */
-	SHCA_RESP_LEN,		/* the message does not fit its SGEs */
-	SHCA_RESP_INV,		/* SEND_WITH_INV's rkey cannot be invalidated */
-	SHCA_RESP_PROT,		/* its SGEs' memory refused the bytes */
+/* The message a responder is in the middle of. */
+enum shca_resp_msg {
+	SHCA_RESP_MSG_NONE,
+	SHCA_RESP_MSG_SEND,
+	SHCA_RESP_MSG_WRITE,
 };
 
-/*
- * Takes the receive WQE @msg consumes (of the SRQ, if any) into @rwqe.
- * Return: true; or false with *@tx what became of @msg: SHCA_TX_RNR (RC)
- * or SHCA_TX_LOST for an empty queue, else refused (a broken WQE or ring).
+/**
+ * struct shca_resp_cur - the SEND or WRITE a responder is placing
+ * @have_rwqe: @rwqe was taken from the receive queue and not completed
+ * @off: bytes of the message placed
+ * @write: a WRITE's target: address, length and rkey (in lkey)
+ * @rwqe: the receive WQE the message fills
  */
-bool shca_resp_take(struct shca_qp *qp, struct shca_msg *msg,
-		    struct shca_rwqe *rwqe, enum shca_tx *tx);
+struct shca_resp_cur {
+	bool have_rwqe;
+	u32 off;
+	struct softhca_sge write;
+	struct shca_rwqe rwqe;
+};
 
-/* A cursor over @rwqe's SGEs, for the bytes of a SEND. */
-int shca_resp_sink(struct shca_qp *qp, const struct shca_rwqe *rwqe,
-		   struct shca_sgl *sink);
-
-/*
- * @rwqe cannot take @msg (@why): it completes in error, and @msg is
- * refused (shca_resp_refuse()), each with @why's status.
+/**
+ * struct shca_resp - a QP's responder
+ * @epsn: RC and UC: the PSN expected next of the QP's peer, whichever
+ *	transport brings its messages
+ * @msg: enum shca_resp_msg: a SEND or WRITE with segments to come
+ * @cur: that message, between its segments
+ *
+ * A whole message (loopback's, or UD's) is placed with a @cur of its
+ * own, on the stack of the engine that delivers it: several requesters
+ * may reach one QP at once.  The wire's segments come in PSN order from
+ * the QP's own engine, under engine_lock, which owns @msg and @cur;
+ * loopback moves @epsn from the peer's engine (see loopback.c).
  */
-enum shca_tx shca_resp_fail(struct shca_qp *qp, struct shca_msg *msg,
-			    const struct shca_rwqe *rwqe,
-			    enum shca_resp_fault why);
+struct shca_resp {
+	u32 epsn;
+	u8 msg;
+	struct shca_resp_cur cur;
+};
 
-/* Completes @rwqe for @msg; an error moves @qp to the error state. */
-void shca_resp_complete(struct shca_qp *qp, const struct shca_msg *msg,
-			const struct shca_rwqe *rwqe, enum ib_wc_status status,
-			u32 byte_len);
+enum shca_tx shca_resp_segment(struct shca_qp *qp, struct shca_msg *msg,
+			       bool first, bool last);
+enum shca_resp_msg shca_resp_class(u8 wr_opcode);
 
 /*
  * Refuses @msg: on RC, @qp goes to the error state and @msg->status is
@@ -60,11 +74,14 @@ void shca_resp_complete(struct shca_qp *qp, const struct shca_msg *msg,
 enum shca_tx shca_resp_refuse(struct shca_qp *qp, struct shca_msg *msg,
 			      enum ib_wc_status status, bool event);
 
-/* SEND_WITH_INV's invalidation of @rkey, in @qp's PD: 0 or -EINVAL. */
-int shca_resp_invalidate(struct shca_qp *qp, u32 rkey);
-
 /* The QP's access flags, then @msg->remote's rkey: 0 or -EACCES. */
 int shca_resp_target(struct shca_qp *qp, struct shca_msg *msg,
 		     struct shca_sgl *target, int access);
+
+/* The QP is in the error state: the receive WQE a message holds flushes. */
+void shca_resp_flush(struct shca_qp *qp);
+
+/* The responder starts afresh, expecting @epsn (RESET, or RTR). */
+void shca_resp_reset(struct shca_qp *qp, u32 epsn);
 
 #endif /* SHCA_RESP_H */

@@ -78,10 +78,10 @@ static int shca_roce_fill_res(struct sk_buff *msg, struct shca_qp *qp)
 	    rdma_nl_put_driver_u32(msg, "ssthresh", wr->ssthresh) ||
 	    rdma_nl_put_driver_u32(msg, "rd_atomic", wr->rd_atomic) ||
 	    rdma_nl_put_driver_u32(msg, "verdict", wr->verdict) ||
-	    rdma_nl_put_driver_u32_hex(msg, "epsn", qp->epsn) ||
+	    rdma_nl_put_driver_u32_hex(msg, "epsn", qp->resp.epsn) ||
 	    rdma_nl_put_driver_u32(msg, "msn", rs->msn) ||
 	    rdma_nl_put_driver_u32(msg, "nak_sent", rs->nak_sent) ||
-	    rdma_nl_put_driver_u32(msg, "resp_msg", rs->msg))
+	    rdma_nl_put_driver_u32(msg, "resp_msg", qp->resp.msg))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -105,6 +105,5 @@ const struct shca_transport shca_roce_transport = {
 	.rx_run = shca_roce_rx_run,
 	.resp_reset = shca_roce_resp_reset,
 	.stop = shca_roce_qp_stop,
-	.flush = shca_roce_resp_flush,
 	.fill_res = shca_roce_fill_res,
 };

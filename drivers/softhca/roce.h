@@ -156,44 +156,28 @@ struct shca_wire_read {
 	struct softhca_sge range;
 };
 
-/* The message a responder is in the middle of. */
-enum shca_wire_msg {
-	SHCA_WIRE_MSG_NONE,
-	SHCA_WIRE_MSG_SEND,
-	SHCA_WIRE_MSG_WRITE,
-};
-
 /**
- * struct shca_wire_resp - an RC or UC responder's state
+ * struct shca_wire_resp - an RC or UC responder's state on the wire
  * @msn: messages completed (the AETH's MSN)
  * @nak_sent: a sequence NAK went out for the QP's epsn: no more until it
  *	comes
  * @ack_due: an acknowledgment of epsn - 1 is owed (coalesced per run)
- * @msg: enum shca_wire_msg: a SEND or WRITE with packets to come
- * @have_rwqe: @rwqe was taken from the receive queue and not completed
- * @off: bytes of the current message placed
- * @write: the current WRITE's target: addr, length and rkey (in lkey)
  * @read: the READ being answered
  * @res: RC: the responder resources, SHCA_MAX_RD_ATOMIC of them (the
  *	table is kept across resets, its contents are not)
  * @res_next: READs and atomics executed: the next one's slot, modulo the
  *	QP's max_dest_rd_atomic
- * @rwqe: the receive WQE the current message fills
  *
- * Owned by the QP's engine, under engine_lock.
+ * What a SEND or WRITE keeps between its packets is the responder's
+ * (struct shca_resp).  Owned by the QP's engine, under engine_lock.
  */
 struct shca_wire_resp {
 	u32 msn;
 	bool nak_sent;
 	bool ack_due;
-	u8 msg;
-	bool have_rwqe;
-	u32 off;
-	struct softhca_sge write;
 	struct shca_wire_read read;
 	struct shca_wire_res *res;
 	u32 res_next;
-	struct shca_rwqe rwqe;
 };
 
 /**
@@ -246,6 +230,5 @@ bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 bool shca_roce_resp_read(struct shca_qp *qp, u32 *budget);
 void shca_roce_resp_ack(struct shca_qp *qp);
 void shca_roce_resp_reset(struct shca_qp *qp);
-void shca_roce_resp_flush(struct shca_qp *qp);
 
 #endif /* SHCA_ROCE_H */

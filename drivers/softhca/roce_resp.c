@@ -2,11 +2,12 @@
 /*
  * The RC and UC responder on the wire: packets in PSN order.
  *
- * A packet with the expected PSN (ePSN) is executed; the responder keeps
- * what a message needs between its packets: the receive WQE a SEND
- * fills, a WRITE's target, the bytes placed so far.  Memory is reached
- * through resp.c's checks, and messages complete through them, as the
- * loopback transport's do.  On RC:
+ * A packet with the expected PSN (ePSN) is executed: a packet of a SEND
+ * or WRITE is a segment for the responder (resp.c), which keeps what a
+ * message needs between its segments (the receive WQE, the WRITE's
+ * target, the bytes placed) and places and completes them as it does
+ * loopback's whole messages; an atomic is loopback's too.  This file
+ * keeps the packets in order and answers them.  On RC:
  *  - a packet beyond ePSN means some were lost: one PSN sequence NAK
  *    asks the requester to resend from ePSN, and the packets until then
  *    are dropped;
@@ -99,21 +100,6 @@ static u8 shca_rr_wr_opcode(u8 opcode)
 	}
 }
 
-static enum shca_wire_msg shca_rr_class(u8 wr_opcode)
-{
-	switch (wr_opcode) {
-	case IB_WR_SEND:
-	case IB_WR_SEND_WITH_IMM:
-	case IB_WR_SEND_WITH_INV:
-		return SHCA_WIRE_MSG_SEND;
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		return SHCA_WIRE_MSG_WRITE;
-	default:
-		return SHCA_WIRE_MSG_NONE;
-	}
-}
-
 /* The packet as a message, for resp.c; its payload is @payload. */
 static void shca_rr_msg(struct shca_qp *qp, const struct shca_pkt *pkt,
 			const void *data, struct shca_sgl *payload,
@@ -175,7 +161,7 @@ void shca_roce_resp_ack(struct shca_qp *qp)
 	rs->ack_due = false;
 	shca_rr_send_aeth(qp, FIELD_PREP(SHCA_AETH_TYPE, SHCA_AETH_ACK) |
 			  SHCA_AETH_NO_CREDIT,
-			  shca_psn_add(qp->epsn, SHCA_BTH_PSN));
+			  shca_psn_add(qp->resp.epsn, SHCA_BTH_PSN));
 }
 
 /* A NAK for @psn also acknowledges the PSNs before it. */
@@ -204,138 +190,45 @@ static enum shca_rr shca_rr_done(struct shca_qp *qp,
 {
 	struct shca_wire_resp *rs = &qp->roce->resp;
 
-	WRITE_ONCE(qp->epsn, shca_psn_add(qp->epsn, n));
-	if (last) {
-		rs->msg = SHCA_WIRE_MSG_NONE;
+	WRITE_ONCE(qp->resp.epsn, shca_psn_add(qp->resp.epsn, n));
+	if (last)
 		rs->msn = (rs->msn + 1) & SHCA_AETH_MSN;
-	}
 	if (pkt->ackreq && qp->ibqp.qp_type == IB_QPT_RC)
 		rs->ack_due = true;
 	return SHCA_RR_DONE;
 }
 
 /*
- * What the responder (resp.c) made of a message it did not execute: an
- * RNR keeps the message in progress for the resent packet; a drop or a
- * refusal ends it.
+ * What the responder (resp.c) made of a message it did not execute: RNR,
+ * refused (RC: NAKed with the message's status), or dropped.
  */
-static enum shca_rr shca_rr_tx(struct shca_qp *qp, enum shca_tx tx)
+static enum shca_rr shca_rr_tx(enum shca_tx tx)
 {
 	if (tx == SHCA_TX_RNR)
 		return SHCA_RR_RNR;
-	qp->roce->resp.msg = SHCA_WIRE_MSG_NONE;
 	return tx == SHCA_TX_DONE ? SHCA_RR_ERROR : SHCA_RR_DROP;
 }
 
+/* A refused request ends the message in progress. */
 static enum shca_rr shca_rr_refuse(struct shca_qp *qp, struct shca_msg *msg,
 				   enum ib_wc_status status, bool event)
 {
-	return shca_rr_tx(qp, shca_resp_refuse(qp, msg, status, event));
+	qp->resp.msg = SHCA_RESP_MSG_NONE;
+	return shca_rr_tx(shca_resp_refuse(qp, msg, status, event));
 }
 
-/* The message fails: its receive WQE completes in error. */
-static enum shca_rr shca_rr_fail(struct shca_qp *qp, struct shca_msg *msg,
-				 enum shca_resp_fault why)
+/* A packet of a SEND or a WRITE: a segment for the responder. */
+static enum shca_rr shca_rr_segment(struct shca_qp *qp,
+				    const struct shca_pkt *pkt,
+				    enum shca_pos pos, struct shca_msg *msg)
 {
-	qp->roce->resp.have_rwqe = false;
-	return shca_rr_tx(qp, shca_resp_fail(qp, msg, &qp->roce->resp.rwqe,
-					     why));
-}
-
-/* The receive WQE a SEND or WRITE with immediate consumes. */
-static enum shca_rr shca_rr_take_rwqe(struct shca_qp *qp,
-				      struct shca_msg *msg)
-{
-	struct shca_wire_resp *rs = &qp->roce->resp;
+	bool last = shca_pos_last(pos);
 	enum shca_tx tx;
 
-	/* UC keeps the WQE of a message it abandoned for the next one. */
-	if (rs->have_rwqe)
-		return SHCA_RR_DONE;
-	if (!shca_resp_take(qp, msg, &rs->rwqe, &tx))
-		return shca_rr_tx(qp, tx);
-	rs->have_rwqe = true;
-	return SHCA_RR_DONE;
-}
-
-static enum shca_rr shca_rr_send(struct shca_qp *qp,
-				 const struct shca_pkt *pkt, enum shca_pos pos,
-				 struct shca_msg *msg)
-{
-	struct shca_wire_resp *rs = &qp->roce->resp;
-	struct shca_sgl sink;
-	enum shca_rr rr;
-	int ret;
-
-	if (shca_pos_first(pos)) {
-		rr = shca_rr_take_rwqe(qp, msg);
-		if (rr != SHCA_RR_DONE)
-			return rr;
-		rs->off = 0;
-	}
-	ret = shca_resp_sink(qp, &rs->rwqe, &sink);
-	if (ret || pkt->paylen > sink.len - rs->off)
-		return shca_rr_fail(qp, msg, SHCA_RESP_LEN);
-	shca_sgl_skip(&sink, rs->off);
-	ret = shca_sgl_copy(&sink, msg->payload, pkt->paylen);
-	shca_sgl_release(&sink);
-	if (ret)
-		return shca_rr_fail(qp, msg, SHCA_RESP_PROT);
-	rs->off += pkt->paylen;
-	if (!shca_pos_last(pos)) {
-		rs->msg = SHCA_WIRE_MSG_SEND;
-		return shca_rr_done(qp, pkt, 1, false);
-	}
-	if (msg->opcode == IB_WR_SEND_WITH_INV &&
-	    shca_resp_invalidate(qp, msg->ex))
-		return shca_rr_fail(qp, msg, SHCA_RESP_INV);
-	shca_resp_complete(qp, msg, &rs->rwqe, IB_WC_SUCCESS, rs->off);
-	rs->have_rwqe = false;
-	return shca_rr_done(qp, pkt, 1, true);
-}
-
-static enum shca_rr shca_rr_write(struct shca_qp *qp,
-				  const struct shca_pkt *pkt,
-				  enum shca_pos pos, struct shca_msg *msg)
-{
-	struct shca_wire_resp *rs = &qp->roce->resp;
-	u32 end = rs->off + pkt->paylen;
-	struct shca_sgl target;
-	enum shca_rr rr;
-	int ret;
-
-	if (shca_pos_first(pos)) {
-		rs->write = msg->remote;
-		rs->off = 0;
-		end = pkt->paylen;
-	}
-	if (end > rs->write.length ||
-	    (shca_pos_last(pos) && end != rs->write.length))
-		return shca_rr_refuse(qp, msg, IB_WC_REM_INV_REQ_ERR, true);
-	msg->remote = rs->write;
-	ret = shca_resp_target(qp, msg, &target, IB_ACCESS_REMOTE_WRITE);
-	if (!ret) {
-		shca_sgl_skip(&target, rs->off);
-		ret = shca_sgl_copy(&target, msg->payload, pkt->paylen);
-	}
-	shca_sgl_release(&target);
-	if (ret)
-		return shca_rr_refuse(qp, msg, IB_WC_REM_ACCESS_ERR, true);
-	if (!shca_pos_last(pos)) {
-		rs->off = end;
-		rs->msg = SHCA_WIRE_MSG_WRITE;
-		return shca_rr_done(qp, pkt, 1, false);
-	}
-	if (msg->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
-		/* Without a WQE, the resent packet is placed again. */
-		rr = shca_rr_take_rwqe(qp, msg);
-		if (rr != SHCA_RR_DONE)
-			return rr;
-		msg->len = end;
-		shca_resp_complete(qp, msg, &rs->rwqe, IB_WC_SUCCESS, end);
-		rs->have_rwqe = false;
-	}
-	return shca_rr_done(qp, pkt, 1, true);
+	tx = shca_resp_segment(qp, msg, shca_pos_first(pos), last);
+	if (tx != SHCA_TX_DONE || msg->status != IB_WC_SUCCESS)
+		return shca_rr_tx(tx);
+	return shca_rr_done(qp, pkt, 1, last);
 }
 
 /* The responder resources kept: the QP's max_dest_rd_atomic, at least one. */
@@ -606,10 +499,10 @@ static enum shca_rr shca_rr_execute(struct shca_qp *qp,
 				    struct shca_msg *msg)
 {
 	enum shca_pos pos = shca_opcode_lookup(pkt->opcode)->pos;
-	enum shca_wire_msg class = shca_rr_class(msg->opcode);
-	struct shca_wire_resp *rs = &qp->roce->resp;
+	enum shca_resp_msg class = shca_resp_class(msg->opcode);
+	struct shca_resp *rs = &qp->resp;
 	bool more = !shca_pos_first(pos);
-	bool busy = rs->msg != SHCA_WIRE_MSG_NONE;
+	bool busy = rs->msg != SHCA_RESP_MSG_NONE;
 	u32 pmtu = shca_qp_pmtu(qp);
 
 	/* A message in progress goes on; otherwise, one starts. */
@@ -618,7 +511,7 @@ static enum shca_rr shca_rr_execute(struct shca_qp *qp,
 			return shca_rr_refuse(qp, msg, IB_WC_REM_INV_REQ_ERR,
 					      true);
 		/* UC: the message in progress lost its last packets. */
-		rs->msg = SHCA_WIRE_MSG_NONE;
+		rs->msg = SHCA_RESP_MSG_NONE;
 	}
 	/* All but the last packet of a message are full. */
 	if (pkt->paylen > pmtu ||
@@ -633,9 +526,7 @@ static enum shca_rr shca_rr_execute(struct shca_qp *qp,
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return shca_rr_atomic(qp, pkt, msg);
 	}
-	if (class == SHCA_WIRE_MSG_WRITE)
-		return shca_rr_write(qp, pkt, pos, msg);
-	return shca_rr_send(qp, pkt, pos, msg);
+	return shca_rr_segment(qp, pkt, pos, msg);
 }
 
 /**
@@ -660,7 +551,7 @@ bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 
 	if (state < IB_QPS_RTR || state > IB_QPS_SQE)
 		return false;
-	d = shca_psn_diff(pkt->psn, qp->epsn);
+	d = shca_psn_diff(pkt->psn, qp->resp.epsn);
 	if (d < 0) {
 		if (rc) {
 			shca_count(dev, SHCA_CNT_DUPLICATE_REQUEST);
@@ -673,13 +564,13 @@ bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 			shca_count(dev, SHCA_CNT_OUT_OF_SEQUENCE);
 			if (!rs->nak_sent)
 				shca_rr_nak(qp, SHCA_AETH_NAK, SHCA_NAK_PSN_SEQ,
-					    qp->epsn);
+					    qp->resp.epsn);
 			rs->nak_sent = true;
 			return true;
 		}
 		/* UC: what the lost packets belonged to is lost. */
-		rs->msg = SHCA_WIRE_MSG_NONE;
-		WRITE_ONCE(qp->epsn, pkt->psn);
+		qp->resp.msg = SHCA_RESP_MSG_NONE;
+		WRITE_ONCE(qp->resp.epsn, pkt->psn);
 	}
 	rs->nak_sent = false;
 	shca_rr_msg(qp, pkt, data, &payload, &msg);
@@ -696,29 +587,6 @@ bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 		break;
 	}
 	return true;
-}
-
-/**
- * shca_roce_resp_flush() - complete the receive WQE a message holds
- * @qp: the responder, in the error state
- *
- * A SEND's WQE, taken from its ring at the first packet, is flushed with
- * those still in the ring, before them.
- *
- * Context: the QP's engine.
- */
-void shca_roce_resp_flush(struct shca_qp *qp)
-{
-	struct shca_msg msg = {
-		.qp_type = qp->ibqp.qp_type,
-		.opcode = IB_WR_SEND,
-		.src_qpn = READ_ONCE(qp->attr.dest_qp_num),
-	};
-
-	if (!qp->roce->resp.have_rwqe)
-		return;
-	shca_resp_complete(qp, &msg, &qp->roce->resp.rwqe, IB_WC_WR_FLUSH_ERR, 0);
-	qp->roce->resp.have_rwqe = false;
 }
 
 /**

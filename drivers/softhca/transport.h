@@ -187,8 +187,6 @@ struct shca_window_ops {
  * @resp_reset: the QP's responder starts afresh (modify_qp's rq_psn)
  * @stop: the QP entered RESET, its engine stopped: what it received and
  *	kept goes, its window and responder start afresh
- * @flush: the QP is in the error state: what its responder holds is
- *	flushed
  * @fill_res: the transport's state of @qp, as driver attributes of
  *	`rdma res show qp -dd`
  *
@@ -204,7 +202,6 @@ struct shca_transport {
 	bool (*rx_run)(struct shca_qp *qp);
 	void (*resp_reset)(struct shca_qp *qp);
 	void (*stop)(struct shca_qp *qp);
-	void (*flush)(struct shca_qp *qp);
 	int (*fill_res)(struct sk_buff *msg, struct shca_qp *qp);
 };
 
