@@ -375,6 +375,24 @@ int shca_resp_target(struct shca_qp *qp, struct shca_msg *msg,
 }
 
 /*
+ * A WRITE's or a READ's copy ended with @ret: a fault on the requester's
+ * side fails its WQE (loopback, whose payload is the requester's memory),
+ * one on the target's is refused.
+ */
+static enum shca_tx shca_resp_copied(struct shca_qp *qp, struct shca_msg *msg,
+				     int ret)
+{
+	if (ret && msg->payload->bad) {
+		msg->status = IB_WC_LOC_PROT_ERR;
+		return SHCA_TX_DONE;
+	}
+	if (ret)
+		return shca_resp_refuse(qp, msg, IB_WC_REM_ACCESS_ERR, true);
+	msg->status = IB_WC_SUCCESS;
+	return SHCA_TX_DONE;
+}
+
+/*
  * A segment of a WRITE: the first names the target, whose length is the
  * message's; the last takes a receive WQE for the immediate.
  */
@@ -403,14 +421,10 @@ static enum shca_tx shca_resp_seg_write(struct shca_qp *qp,
 		ret = shca_sgl_copy(&target, msg->payload, msg->len);
 	}
 	shca_sgl_release(&target);
-	if (ret && msg->payload->bad) {
-		msg->status = IB_WC_LOC_PROT_ERR;
-		return SHCA_TX_DONE;
-	}
-	if (ret)
-		return shca_resp_refuse(qp, msg, IB_WC_REM_ACCESS_ERR, true);
+	tx = shca_resp_copied(qp, msg, ret);
+	if (tx != SHCA_TX_DONE || msg->status != IB_WC_SUCCESS)
+		return tx;
 	cur->off = end;
-	msg->status = IB_WC_SUCCESS;
 	if (!last || msg->opcode != IB_WR_RDMA_WRITE_WITH_IMM)
 		return SHCA_TX_DONE;
 	/* Without a WQE, the segment is placed again when it comes again. */
@@ -470,14 +484,7 @@ static enum shca_tx shca_resp_read(struct shca_qp *qp, struct shca_msg *msg)
 	if (!ret)
 		ret = shca_sgl_copy(msg->payload, &target, msg->len);
 	shca_sgl_release(&target);
-	if (ret && msg->payload->bad) {
-		msg->status = IB_WC_LOC_PROT_ERR;
-		return SHCA_TX_DONE;
-	}
-	if (ret)
-		return shca_resp_refuse(qp, msg, IB_WC_REM_ACCESS_ERR, true);
-	msg->status = IB_WC_SUCCESS;
-	return SHCA_TX_DONE;
+	return shca_resp_copied(qp, msg, ret);
 }
 
 /* 64-bit atomics on the responder's memory, atomic against every CPU. */
