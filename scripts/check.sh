@@ -8,7 +8,7 @@
 # `make check` runs the brief ones (one case of each kind of traffic, the
 # others reported as skipped) on the one-guest wire of both kernels and
 # on the two-guest wire of Debian's 6.1; and the Debian packages' install
-# test on 6.12 too.
+# test, on both kernels, which make check leaves out.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
