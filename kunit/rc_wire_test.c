@@ -1139,6 +1139,49 @@ static void shca_rcw_resp_rnr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 64), 0);
 }
 
+/*
+ * A WRITE with immediate of three packets and no receive WQE: its LAST
+ * is RNR NAKed, the bytes before it placed; resent once a receive is
+ * posted, the LAST alone completes the message, with its whole length.
+ */
+static void shca_rcw_resp_rnr_write_imm(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	u32 len = 3 * SHCA_RCW_MTU - 55;
+	u8 *src = shca_rcw_buf(test, len), *dst = shca_rcw_buf(test, len);
+	struct shca_rcw_msg m = {
+		.transport = SHCA_TRANSPORT_RC,
+		.ops = shca_rcw_write_imm_ops,
+		.psn = shca_rcw_rq(0),
+		.data = src,
+		.len = len,
+		.imm = 0x5151abcd,
+		.ackreq = true,
+	};
+	struct shca_frame f[3];
+	struct ib_wc wc;
+
+	shca_dp_fill(src, len, 6);
+	w->mr = shca_dp_frwr(&w->dp, 0, dst, len,
+			     IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE);
+	m.va = (uintptr_t)dst;
+	m.rkey = w->mr->rkey;
+	KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, f), 3);
+	shca_frame_inject(test, w->ndev, f, 3);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_RNR(SHCA_RCW_MIN_RNR),
+			     shca_rcw_rq(2), 0);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 8, NULL, 0), 0);
+	shca_frame_inject(test, w->ndev, &f[2], 1);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(2), 1);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 8, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_RECV_RDMA_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, len);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, len), 0);
+	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_RTS);
+}
+
 /* A request the responder refuses, and how. */
 struct shca_rcw_refused {
 	const char *name;
@@ -3193,6 +3236,7 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_resp_atomic),
 	KUNIT_CASE(shca_rcw_resp_coalesce),
 	KUNIT_CASE(shca_rcw_resp_rnr),
+	KUNIT_CASE(shca_rcw_resp_rnr_write_imm),
 	KUNIT_CASE_PARAM(shca_rcw_resp_refused, shca_rcw_refused_gen_params),
 	KUNIT_CASE(shca_rcw_uc_gap),
 	KUNIT_CASE_PARAM(shca_rcw_req_send, shca_rcw_req_gen_params),

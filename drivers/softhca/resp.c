@@ -424,10 +424,16 @@ static enum shca_tx shca_resp_seg_write(struct shca_qp *qp,
 	tx = shca_resp_copied(qp, msg, ret);
 	if (tx != SHCA_TX_DONE || msg->status != IB_WC_SUCCESS)
 		return tx;
-	cur->off = end;
-	if (!last || msg->opcode != IB_WR_RDMA_WRITE_WITH_IMM)
+	if (!last) {
+		cur->off = end;
 		return SHCA_TX_DONE;
-	/* Without a WQE, the segment is placed again when it comes again. */
+	}
+	if (msg->opcode != IB_WR_RDMA_WRITE_WITH_IMM)
+		return SHCA_TX_DONE;
+	/*
+	 * Without a WQE (RNR), the last segment is placed again when it
+	 * comes again: the bytes before it stay counted, not its own.
+	 */
 	if (!shca_resp_take(qp, msg, cur, &tx))
 		return tx;
 	cur->have_rwqe = false;
