@@ -43,6 +43,38 @@ static void shca_attr_device_limits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(&again, attr, sizeof(again)), 0);
 }
 
+/*
+ * What the kernel's ULPs look for before they use a device: fast
+ * registration (nvme-rdma, NFS over RDMA, iSER, SRP and RDS refuse a device
+ * without it), a page list as long as nvme-rdma's 256 segments, three send
+ * SGEs (rpcrdma's minimum), RNR NAKs, a completion vector per online CPU,
+ * and the netdev through the get_netdev op (SMC).  Gap-tolerant MRs are not
+ * implemented and must not be claimed.
+ */
+static void shca_attr_ulp_caps(struct kunit *test)
+{
+	struct shca_fixture *fx = test->priv;
+	const struct ib_device_attr *attr = &fx->ibdev->attrs;
+	struct net_device *ndev;
+
+	KUNIT_EXPECT_TRUE(test, attr->device_cap_flags &
+				IB_DEVICE_MEM_MGT_EXTENSIONS);
+	KUNIT_EXPECT_TRUE(test, attr->device_cap_flags &
+				IB_DEVICE_RC_RNR_NAK_GEN);
+	KUNIT_EXPECT_TRUE(test, attr->device_cap_flags &
+				IB_DEVICE_SYS_IMAGE_GUID);
+	KUNIT_EXPECT_FALSE(test, attr->kernel_cap_flags & IBK_SG_GAPS_REG);
+	KUNIT_EXPECT_GE(test, attr->max_fast_reg_page_list_len, 256);
+	KUNIT_EXPECT_GE(test, attr->max_send_sge, 3);
+	KUNIT_EXPECT_GE(test, attr->max_sge_rd, 1);
+	KUNIT_EXPECT_EQ(test, fx->ibdev->num_comp_vectors, num_online_cpus());
+
+	KUNIT_ASSERT_NOT_NULL(test, fx->ibdev->ops.get_netdev);
+	ndev = fx->ibdev->ops.get_netdev(fx->ibdev, SHCA_PORT);
+	KUNIT_EXPECT_PTR_EQ(test, ndev, fx->ndev);
+	dev_put(ndev);
+}
+
 /* The node GUID is the netdev MAC as a modified EUI-64 (IBA 4.1.1). */
 static void shca_attr_node_guid_from_mac(struct kunit *test)
 {
@@ -148,6 +180,7 @@ static void shca_attr_default_gid(struct kunit *test)
 
 static struct kunit_case shca_attr_cases[] = {
 	KUNIT_CASE(shca_attr_device_limits),
+	KUNIT_CASE(shca_attr_ulp_caps),
 	KUNIT_CASE(shca_attr_node_guid_from_mac),
 	KUNIT_CASE(shca_attr_port),
 	KUNIT_CASE_PARAM(shca_attr_mtu_follows_netdev, shca_mtu_gen_params),

@@ -26,6 +26,7 @@ struct shca_cq_probe {
 	bool in_push;			/* a push is under way */
 	bool reentered;			/* the handler ran inside it */
 	bool handler_not_task;		/* the handler ran outside a task */
+	int handler_cpu;		/* where the handler last ran */
 	wait_queue_head_t wait;
 	struct softhca_cqe cqe;		/* what shca_cq_push_fn() pushes */
 	bool solicited;
@@ -42,6 +43,7 @@ static void shca_cq_comp(struct ib_cq *cq, void *ctx)
 		p->reentered = true;
 	if (!in_task() || in_hardirq())
 		p->handler_not_task = true;
+	p->handler_cpu = raw_smp_processor_id();
 	atomic_inc(&p->comps);
 	wake_up(&p->wait);
 }
@@ -55,9 +57,10 @@ static void shca_cq_event(struct ib_event *event, void *ctx)
 	wake_up(&p->wait);
 }
 
-static struct shca_cq_probe *shca_cq_probe_new(struct kunit *test, int cqe)
+static struct shca_cq_probe *shca_cq_probe_vector(struct kunit *test,
+						  int cqe, u32 vector)
 {
-	struct ib_cq_init_attr attr = { .cqe = cqe };
+	struct ib_cq_init_attr attr = { .cqe = cqe, .comp_vector = vector };
 	struct shca_cq_probe *p;
 
 	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
@@ -68,6 +71,11 @@ static struct shca_cq_probe *shca_cq_probe_new(struct kunit *test, int cqe)
 			     &attr);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, p->cq);
 	return p;
+}
+
+static struct shca_cq_probe *shca_cq_probe_new(struct kunit *test, int cqe)
+{
+	return shca_cq_probe_vector(test, cqe, 0);
 }
 
 /* CQs counted against the limit, beyond ib_mad's own. */
@@ -201,6 +209,43 @@ static void shca_cq_notify_deferred(struct kunit *test)
 	shca_cq_settle(p);
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->comps), 1);
 	KUNIT_EXPECT_EQ(test, ib_destroy_cq_user(p->cq, NULL), 0);
+}
+
+/*
+ * One completion vector per online CPU, and the handler of a CQ on vector
+ * v runs on the v-th online CPU, whichever CPU pushed the completion (as
+ * the vector's interrupt would be steered): ULPs spread their queues over
+ * the vectors (nvme-rdma, RDS, SRP) and expect their work spread alike.
+ */
+static void shca_cq_vector_cpu(struct kunit *test)
+{
+	struct ib_device *ibdev = shca_cq_fx.ibdev;
+	struct shca_cq_probe *p;
+	int vector, want, cpu, n, ret;
+
+	KUNIT_EXPECT_EQ(test, ibdev->num_comp_vectors, num_online_cpus());
+	for (vector = 0; vector < ibdev->num_comp_vectors; vector++) {
+		want = cpumask_local_spread(vector, NUMA_NO_NODE);
+		p = shca_cq_probe_vector(test, 16, vector);
+		n = 0;
+		for_each_online_cpu(cpu) {
+			KUNIT_ASSERT_EQ(test,
+					ib_req_notify_cq(p->cq, IB_CQ_NEXT_COMP),
+					0);
+			p->cqe = shca_test_cqe(cpu);
+			ret = smp_call_function_single(cpu, shca_cq_push_fn, p,
+						       1);
+			KUNIT_ASSERT_EQ(test, ret, 0);
+			KUNIT_EXPECT_EQ(test, p->ret, 0);
+			KUNIT_ASSERT_TRUE(test,
+					  shca_wait_count(&p->wait, &p->comps,
+							  ++n));
+			KUNIT_EXPECT_EQ_MSG(test, p->handler_cpu, want,
+					    "vector %d, pushed on CPU %d",
+					    vector, cpu);
+		}
+		KUNIT_EXPECT_EQ(test, ib_destroy_cq_user(p->cq, NULL), 0);
+	}
 }
 
 /* Armed for solicited completions only, others do not fire it. */
@@ -392,6 +437,7 @@ static struct kunit_case shca_cq_cases[] = {
 	KUNIT_CASE(shca_cq_create_limits),
 	KUNIT_CASE(shca_cq_poll_order),
 	KUNIT_CASE_PARAM(shca_cq_notify_deferred, shca_cq_ctx_gen_params),
+	KUNIT_CASE(shca_cq_vector_cpu),
 	KUNIT_CASE(shca_cq_solicited),
 	KUNIT_CASE(shca_cq_missed_events),
 	KUNIT_CASE(shca_cq_overflow),

@@ -11,9 +11,12 @@
  * The completion handler never runs in the producer's context: it is
  * called from comp_work on shca_wq, outside every softhca lock, and since
  * a work item never runs on two CPUs at once, one handler per CQ at a time.
+ * The device has one completion vector per online CPU; comp_work runs on
+ * the CPU of the CQ's vector, as an interrupt vector's handler would.
  */
 
 #include <kunit/visibility.h>
+#include <linux/cpumask.h>
 #include <rdma/softhca.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -89,6 +92,11 @@ static int shca_cq_create_cmd(struct shca_cmd *cmd)
 
 	spin_lock_init(&cq->prod_lock);
 	spin_lock_init(&cq->poll_lock);
+	/*
+	 * Vector v is the v-th online CPU.  Should that CPU go offline, the
+	 * workqueue runs comp_work on another.
+	 */
+	cq->cpu = cpumask_local_spread(attr->comp_vector, NUMA_NO_NODE);
 	INIT_WORK(&cq->comp_work, shca_cq_comp_work);
 	shca_events_init(&cq->events, shca_cq_deliver);
 	cq->ibcq.cqe = cq->queue.num;

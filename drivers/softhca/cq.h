@@ -22,6 +22,8 @@ struct shca_cq {
 	/* 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP; under prod_lock. */
 	u8 notify;
 	bool overflow;			/* under prod_lock */
+	/* The completion vector's CPU, where comp_work runs the handler. */
+	int cpu;
 	struct work_struct comp_work;	/* calls the completion handler */
 	struct shca_events events;
 };

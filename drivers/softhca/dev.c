@@ -10,6 +10,7 @@
  */
 
 #include <kunit/visibility.h>
+#include <linux/cpumask.h>
 #include <linux/if_arp.h>
 #include <net/addrconf.h>
 #include <rdma/ib_addr.h>
@@ -43,7 +44,10 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		.page_size_cap = GENMASK_ULL(63, PAGE_SHIFT),
 		.max_qp = SHCA_MAX_QP,
 		.max_qp_wr = SHCA_MAX_QP_WR,
-		.device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT,
+		.device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
+				    IB_DEVICE_RC_RNR_NAK_GEN |
+				    IB_DEVICE_SYS_IMAGE_GUID |
+				    IB_DEVICE_MEM_MGT_EXTENSIONS,
 		.kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY,
 		.max_send_sge = SHCA_MAX_SGE,
 		.max_recv_sge = SHCA_MAX_SGE,
@@ -123,6 +127,21 @@ enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev, u32 port)
 }
 
 /*
+ * ops.get_netdev.  ib_device_set_netdev() serves ib_core, but SMC and, on
+ * 6.1, ksmbd call the op itself.  As ib_core's own lookup does, an
+ * unregistering netdev is not handed out.
+ */
+struct net_device *shca_get_netdev(struct ib_device *ibdev, u32 port)
+{
+	struct net_device *ndev = to_shca_dev(ibdev)->ndev;
+
+	if (READ_ONCE(ndev->reg_state) != NETREG_REGISTERED)
+		return NULL;
+	dev_hold(ndev);
+	return ndev;
+}
+
+/*
  * Report a port transition to consumers.  Called from the netdev notifier
  * and once after registration (a transition may have happened in between);
  * xchg() makes concurrent callers agree on who reports a change.
@@ -193,7 +212,7 @@ static void shca_dev_init(struct shca_dev *dev, struct net_device *ndev,
 	xa_init_flags(&dev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
-	ibdev->num_comp_vectors = 1;
+	ibdev->num_comp_vectors = num_online_cpus();
 	ibdev->local_dma_lkey = SHCA_LOCAL_DMA_LKEY;
 	strscpy(ibdev->node_desc, "softhca", sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, ndev->dev_addr);

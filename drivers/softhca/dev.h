@@ -124,5 +124,6 @@ int shca_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);
 int shca_get_port_immutable(struct ib_device *ibdev, u32 port,
 			    struct ib_port_immutable *immutable);
 enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev, u32 port);
+struct net_device *shca_get_netdev(struct ib_device *ibdev, u32 port);
 
 #endif /* SHCA_DEV_H */

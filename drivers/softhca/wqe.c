@@ -209,9 +209,9 @@ int shca_cq_push(struct shca_cq *cq, const struct softhca_cqe *cqe,
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
 		cq->notify = 0;
-		queue_work(shca_wq, &cq->comp_work);
+		queue_work_on(cq->cpu, shca_wq, &cq->comp_work);
 	} else if (q->mmap_entry && shca_cq_user_armed(q, solicited)) {
-		queue_work(shca_wq, &cq->comp_work);
+		queue_work_on(cq->cpu, shca_wq, &cq->comp_work);
 	}
 out_unlock:
 	spin_unlock_irqrestore(&cq->prod_lock, flags);
