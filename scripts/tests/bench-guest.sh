@@ -8,9 +8,7 @@
 #
 # $1: this kernel's build directory; $2: the provider library; $3:
 # repetitions; $4: "smoke" for a quick pass with few iterations, or "";
-# $5: the devices' types, "softhca rxe" or "softhca rxe siw"; $6: if
-# given, the only perftest figures to take (names, space-separated), and
-# memcpy at their sizes only.  With siw (the debug kernel), the scaling
+# $5: the devices' types, "softhca rxe" or "softhca rxe siw".  With siw (the debug kernel), the scaling
 # figures are left out: they are the Debian kernel's, where KASAN and
 # kmemleak do not weigh on every object.  A full run without siw also
 # keeps every sample of one 2-byte ib_send_lat per device, for the plot
@@ -26,7 +24,6 @@ export RDMAV_DRIVERS=$2
 reps=$3
 smoke=${4:-}
 types=${5:-softhca rxe}
-only=${6:-}
 raw=$SOFTHCA_SHARE/bench.raw
 lat_raw=$SOFTHCA_SHARE/latency.raw
 ibloop_ctl=/sys/kernel/debug/ibloop/run
@@ -194,7 +191,6 @@ figures() {
 	mapfile -t lines <<<"$(specs)"
 	for line in "${lines[@]}"; do
 		read -r -a spec <<<"$line"
-		[ -z "$only" ] || [[ " $only " == *" ${spec[0]} "* ]] || continue
 		perf "$dev" "${spec[@]}"
 	done
 	# ibloop and qp-scale connect their QPs by modify_qp alone, which an
@@ -251,7 +247,6 @@ for rep in $(seq "$reps"); do
 	done
 	[[ $types == *siw* ]] || trace_figures
 	for s in 64 4096 65536 1048576; do
-		[ -z "$only" ] || [[ " $only " == *"_${s}_"* ]] || continue
 		line=$(ibloop "op=memcpy size=$s depth=16 iters=$(iters $((s < 65536 ? 200000 : 2000)))")
 		echo "memcpy: $line"
 		record memcpy "memcpy_$s" "$(awk -v m="$(ibloop_field "$line" mbps)" \
