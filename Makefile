@@ -23,7 +23,7 @@ BUILD := $(CURDIR)/build/$(KREL)$(if $(NOTRACE),-notrace)
 SOURCES := Kbuild drivers include kunit
 
 .PHONY: all modules userspace install uninstall deb check check-full demo \
-	bench fuzz lint clean print-kdir
+	bench fuzz ulp lint clean print-kdir
 
 all: modules userspace
 
@@ -79,6 +79,13 @@ fuzz:
 	scripts/fuzz.sh $(if $(DURATION),--seconds $(DURATION)) \
 		$(if $(FRAMES),--frames $(FRAMES)) $(if $(SEED),--seed $(SEED))
 	DURATION=$(DURATION) SEED=$(SEED) scripts/fuzz-uverbs.sh
+
+# The kernel's RDMA consumers (NVMe-oF, NFS over RDMA) over softhca, on
+# Debian's 6.1 and 6.12 kernels.
+ulp:
+	scripts/ulp.sh
+	scripts/ulp.sh $(lastword $(sort $(wildcard \
+		/usr/src/linux-headers-6.12.*+deb12-amd64)))
 
 lint:
 	scripts/lint.sh

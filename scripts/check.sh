@@ -79,6 +79,15 @@ on_612() {
 }
 suite integration "$top/scripts/integration.sh"
 suite integration-6.12 on_612 integ-6.12 "$top/scripts/integration.sh"
+# The kernel's RDMA consumers over one softhca device (ulp/...): NVMe-oF
+# with fio's verify, NFS over RDMA, on Debian's 6.1 (about 1.5 minutes);
+# check-full adds 6.12.
+suite ulp "$top/scripts/ulp.sh"
+if [ ${#brief[@]} = 0 ]; then
+	suite ulp-6.12 on_612 ulp-6.12 "$top/scripts/ulp.sh"
+else
+	skip ulp-6.12/suite "the ULPs on 6.12 run in make check-full"
+fi
 # The persistent link's systemd unit, in a guest systemd boots (Debian's
 # 6.1; about a minute).
 suite systemd "$top/scripts/systemd.sh"

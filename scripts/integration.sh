@@ -11,19 +11,8 @@ set -uo pipefail
 
 suite_kernel integ "${1:-}"
 
-share=$(run_dir "integration-$rel")
-
-modtree=$(softhca_modtree "$share") || die "cannot index modules"
-
-start=$SECONDS
-# The guest's results go to its share; replayed into ours below.
-SOFTHCA_RESULTS=$share/results SOFTHCA_MODTREE=$modtree \
-	"$top/scripts/vm/run.sh" --timeout 600 \
-	--share "$share" --log "$share/console.log" "$kernel" -- \
-	"$top/scripts/tests/integration-guest.sh" "$top/build/$rel" \
-	"$top/build/userspace/libsofthca" >/dev/null
-rc=$?
-say "integration ($rel): guest run took $((SECONDS - start)) s"
+debian_guest integration 600 "$top/scripts/tests/integration-guest.sh" \
+	"$top/build/$rel" "$top/build/userspace/libsofthca"
 # The ibloop result lines (throughput, checks), as the guest wrote them.
 # ibloop.ko needs no copying: the guest sees $top/build/$rel through 9p.
 if [ -f "$share/ibloop.log" ]; then
@@ -33,4 +22,4 @@ fi
 for log in pingpong perftest syscalls pyverbs; do
 	[ ! -f "$share/$log.log" ] || sed "s/^/$log: /" "$share/$log.log"
 done
-guest_verdict integ $rc "$share"
+guest_verdict integ "$rc" "$share"

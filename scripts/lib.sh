@@ -171,6 +171,23 @@ softhca_modtree() {
 		depmod -b "$1/modroot" "$rel" && echo "$tree"
 }
 
+# debian_guest NAME TIMEOUT SCRIPT [ARG...]: one guest of $kernel
+# (suite_kernel) running SCRIPT ARG..., softhca in its module tree
+# (SOFTHCA_MODTREE), its results in $share/results; sets $share and $rc.
+debian_guest() {
+	local name=$1 timeout=$2 modtree start
+	shift 2
+	share=$(run_dir "$name-$rel")
+	modtree=$(softhca_modtree "$share") || die "cannot index modules"
+	start=$SECONDS
+	SOFTHCA_RESULTS=$share/results SOFTHCA_MODTREE=$modtree \
+		"$top/scripts/vm/run.sh" --timeout "$timeout" \
+		--share "$share" --log "$share/console.log" "$kernel" -- \
+		"$@" >/dev/null
+	rc=$?
+	say "$name ($rel): guest run took $((SECONDS - start)) s"
+}
+
 # The headers of Debian 12's other LTS kernel line (6.12), the newest
 # installed, or nothing.
 kdir_lts612() {

@@ -28,6 +28,9 @@ pkgs=(
 	debhelper dh-dkms dkms
 	# make bench's plots
 	gnuplot-nox
+	# the kernel ULPs' suite (ulp.sh): NVMe-oF with fio's verify, and
+	# NFS over RDMA; run in guests only
+	nvme-cli fio nfs-kernel-server
 )
 
 # Debian 12's other LTS kernel line: the newest 6.12 headers the archive

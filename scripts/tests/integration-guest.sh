@@ -55,6 +55,22 @@ devinfo_field() {
 	ibv_devinfo -v -d "$1" | awk -v f="$2:" '$1 == f { print $2; exit }'
 }
 
+# What the kernel's ULPs look for before they use a device (the KUnit
+# case shca_attr_ulp_caps checks the kernel's side): fast registration,
+# RNR NAKs, the system image GUID, one completion vector per online CPU.
+ulp_caps() {
+	local caps flag vectors
+	caps=$(ibv_devinfo -v -d softhca0 |
+		sed -n '/device_cap_flags:/,/^[[:space:]]*[a-z_]*:/p')
+	for flag in MEM_MGT_EXTENSIONS RC_RNR_NAK_GEN SYS_IMAGE_GUID; do
+		grep -qw "$flag" <<<"$caps" || { echo "no $flag"; return 1; }
+	done
+	vectors=$(/usr/bin/python3 -c 'import pyverbs.device as d
+print(d.Context(name="softhca0").num_comp_vectors)')
+	echo "num_comp_vectors $vectors, online CPUs $(nproc)"
+	[ "$vectors" = "$(nproc)" ]
+}
+
 # rdma_rxe binds UDP port 4791 when its module loads, softhca when its
 # first link is added: the two take turns.  softhca0 is deleted for the
 # time rdma_rxe is loaded (rxe_load ... rxe_unload), then added again.
@@ -368,6 +384,7 @@ check integ/uverbs-node uverbs_node
 check integ/sysfs-ipv4-gid sysfs_ipv4_gid
 check integ/ibv-devinfo "$top/userspace/tests/devinfo-check.sh" softhca0
 check integ/limits-cover-rxe limits_cover_rxe
+check integ/ulp-caps ulp_caps
 check integ/udp-port-taken-by-rxe port_taken
 ibloop_tests
 provider_tests
