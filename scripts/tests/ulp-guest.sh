@@ -31,16 +31,15 @@ must() {
 	if "$@"; then pass "$name"; else fail "$name" "exit $?"; return 1; fi
 }
 
-# A failed case leaves the kernel's log and softhca's QPs in the share.
+# keep_state WHY: a failed step leaves the kernel's log and softhca's QPs
+# in the share; fails.
 keep_state() {
-	local rc=$?
-	[ $rc = 0 ] && return 0
 	{
 		echo "== $1"
 		dmesg | tail -n 60
 		rdma resource show qp
 	} >>"$out/state.log" 2>&1
-	return $rc
+	return 1
 }
 
 setup() {
@@ -116,8 +115,8 @@ nvme_fio() {
 		>>"$out/fio.log" 2>&1 &
 	pid=$!
 	if ! wait_for 300 eval "! kill -0 $pid 2>/dev/null"; then
-		false || keep_state "fio $*: still running after 300 s"
-		return 1
+		keep_state "fio $*: still running after 300 s"
+		return
 	fi
 	wait $pid || keep_state "fio $*"
 }
