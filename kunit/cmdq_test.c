@@ -2,11 +2,14 @@
 /*
  * softhca_cmdq: the command queue runs commands one at a time in
  * submission order, takes asynchronous commands from any context without
- * sleeping, calls each callback exactly once, fails fast once broken, and
- * drains on device removal.
+ * sleeping, calls each callback exactly once, fails fast once broken,
+ * takes verbs from a work item that freed itself, and drains on device
+ * removal.
  */
 
 #include <linux/delay.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
 #include <rdma/softhca.h>
 
 #include "cmdq.h"
@@ -280,6 +283,48 @@ static void shca_cmdq_nested_verbs(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, n.in_callback, 0);
 }
 
+/*
+ * A work item whose function frees it, then issues verbs: nvmet-rdma's
+ * queue release does, which the workqueue allows.  The queue must not
+ * read the freed item to tell whether the caller is its own worker.
+ */
+struct shca_freed_work {
+	struct work_struct work;
+	struct ib_device *ibdev;
+	int *status;
+	struct completion *done;
+};
+
+static void shca_freed_work_fn(struct work_struct *work)
+{
+	struct shca_freed_work *fw = container_of(work, typeof(*fw), work);
+	struct completion *done = fw->done;
+	struct ib_device *ibdev = fw->ibdev;
+	int *status = fw->status;
+
+	kfree(fw);
+	*status = shca_pd_round_trip(ibdev);
+	complete(done);
+}
+
+static void shca_cmdq_verb_from_freed_work(struct kunit *test)
+{
+	struct shca_fixture *fx = test->priv;
+	DECLARE_COMPLETION_ONSTACK(done);
+	struct shca_freed_work *fw;
+	int status = 1;
+
+	fw = kzalloc(sizeof(*fw), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fw);
+	fw->ibdev = fx->ibdev;
+	fw->status = &status;
+	fw->done = &done;
+	INIT_WORK(&fw->work, shca_freed_work_fn);
+	queue_work(system_wq, &fw->work);
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&done, 20 * HZ));
+	KUNIT_EXPECT_EQ(test, status, 0);
+}
+
 /* A QP, its CQ and PD, torn down by asynchronous commands. */
 struct shca_removal {
 	struct kunit *test;
@@ -379,6 +424,7 @@ static struct kunit_case shca_cmdq_cases[] = {
 	KUNIT_CASE(shca_cmdq_slots_exhausted),
 	KUNIT_CASE(shca_cmdq_broken_fails_fast),
 	KUNIT_CASE(shca_cmdq_nested_verbs),
+	KUNIT_CASE(shca_cmdq_verb_from_freed_work),
 	KUNIT_CASE(shca_cmdq_removal_runs_queued),
 	{}
 };

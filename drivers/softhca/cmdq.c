@@ -26,14 +26,15 @@
 /* A command that has not started after this long means a stuck queue. */
 #define SHCA_CMD_TIMEOUT (60 * HZ)
 
-static void shca_cmd_work(struct work_struct *work);
-
+/*
+ * Whether the caller is @q's worker, running a command or its callback.
+ * Not through current_work(): a caller's work item may be one its own
+ * function freed before it issued the verb (nvmet-rdma's queue release
+ * does), which the workqueue allows and which must not be read.
+ */
 static bool shca_cmdq_on_worker(struct shca_cmdq *q)
 {
-	struct work_struct *work = current_work();
-
-	return work && work->func == shca_cmd_work &&
-	       container_of(work, struct shca_cmd, work)->cmdq == q;
+	return READ_ONCE(q->worker) == current;
 }
 
 static int shca_cmd_run_locked(struct shca_cmdq *q, struct shca_cmd *cmd)
@@ -72,9 +73,13 @@ static void shca_cmd_slot_put(struct shca_cmd *cmd)
 static void shca_cmd_work(struct work_struct *work)
 {
 	struct shca_cmd *cmd = container_of(work, struct shca_cmd, work);
+	struct shca_cmdq *q = cmd->cmdq;
 
-	cmd->status = shca_cmd_run_locked(cmd->cmdq, cmd);
+	WRITE_ONCE(q->worker, current);
+	cmd->status = shca_cmd_run_locked(q, cmd);
 	if (!cmd->slot) {
+		WRITE_ONCE(q->worker, NULL);
+		/* The waiter's stack, where @cmd lives, may go now. */
 		complete(&cmd->done);
 		return;
 	}
@@ -84,6 +89,7 @@ static void shca_cmd_work(struct work_struct *work)
 	else if (cmd->async_done)
 		cmd->async_done(cmd->ctx, cmd->status);
 	shca_cmd_slot_put(cmd);
+	WRITE_ONCE(q->worker, NULL);
 }
 
 static void shca_cmdq_break(struct shca_cmdq *q)

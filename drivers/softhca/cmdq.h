@@ -117,6 +117,8 @@ struct shca_cmdq {
 	 */
 	struct mutex exec_lock;
 	struct task_struct *running;	/* runs a handler, under exec_lock */
+	/* The worker, while it runs a command's work: handler and callback. */
+	struct task_struct *worker;
 	spinlock_t slot_lock;		/* protects free_slots */
 	struct list_head free_slots;
 	struct shca_cmd *slots;
