@@ -22,7 +22,12 @@
  * mode=handler has a completion handler poll, repost and re-arm; on rdma_rxe
  * of Linux 6.5 and later (Debian's 6.12) rxe calls the handler with its CQ
  * lock held, so the handler's ib_poll_cq() deadlocks there: use mode=poll,
- * in which the writer busy-polls and no CQ is ever armed.
+ * in which the writer busy-polls and no CQ is ever armed.  The other modes
+ * take the CQs ULPs take from ib_core, whose poller calls back for each
+ * completion: mode=direct (ib_alloc_cq() with IB_POLL_DIRECT, the writer
+ * polling through ib_process_cq_direct()), softirq, workqueue and
+ * unbound (IB_POLL_SOFTIRQ, _WORKQUEUE, _UNBOUND_WORKQUEUE), and pool
+ * (ib_cq_pool_get(), shared CQs polled in softirq).
  *
  * ctx= says where every post, poll and arm of the run is issued from, to
  * show a provider keeping ib_core's promise that the data path verbs may
@@ -65,6 +70,11 @@ static const char * const ibloop_op_names[] = {
 static const char * const ibloop_mode_names[] = {
 	[IBLOOP_MODE_HANDLER] = "handler",
 	[IBLOOP_MODE_POLL] = "poll",
+	[IBLOOP_MODE_DIRECT] = "direct",
+	[IBLOOP_MODE_SOFTIRQ] = "softirq",
+	[IBLOOP_MODE_WORKQUEUE] = "workqueue",
+	[IBLOOP_MODE_UNBOUND] = "unbound",
+	[IBLOOP_MODE_POOL] = "pool",
 };
 
 static const char * const ibloop_context_names[] = {
@@ -149,7 +159,8 @@ static int ibloop_parse_pair(struct ibloop_cfg *cfg, const char *key,
 
 /*
  * A line of whitespace-separated key=value pairs; dev= is required, but
- * for op=memcpy, which uses no device.
+ * for op=memcpy, which uses no device.  ib_core's CQs are polled where
+ * ib_core polls them, so they take ctx=task only.
  */
 static int ibloop_parse(char *line, struct ibloop_cfg *cfg)
 {
@@ -169,7 +180,8 @@ static int ibloop_parse(char *line, struct ibloop_cfg *cfg)
 			return ret;
 	}
 	if ((!cfg->dev[0] && cfg->op != IBLOOP_OP_MEMCPY) ||
-	    (u64)cfg->depth * cfg->size > IBLOOP_WINDOW_MAX)
+	    (u64)cfg->depth * cfg->size > IBLOOP_WINDOW_MAX ||
+	    (ibloop_core_cq(cfg) && cfg->context != IBLOOP_CONTEXT_TASK))
 		return -EINVAL;
 	return 0;
 }

@@ -7,6 +7,7 @@
 #define IBLOOP_CTX_H
 
 #include <linux/hrtimer.h>
+#include <linux/kfifo.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <rdma/ib_verbs.h>
@@ -30,6 +31,19 @@ struct ibloop_buf {
 };
 
 struct ibloop_ctx;
+struct ibloop_side;
+
+/**
+ * struct ibloop_cqe - a work request's ib_cqe, on ib_core's CQs
+ * @cqe: what the WR carries; its done callback is ibloop's
+ * @side: whose queue the WR is on
+ * @wr_id: what the WR would carry on ibloop's own CQs: slot and queue
+ */
+struct ibloop_cqe {
+	struct ib_cqe cqe;
+	struct ibloop_side *side;
+	u64 wr_id;
+};
 
 /**
  * struct ibloop_side - one QP of the pair and what belongs to it
@@ -40,6 +54,8 @@ struct ibloop_ctx;
  * @dmac: its MAC address (RoCE): where the other side sends to
  * @pd: its PD, whose DMA lkey and global rkey its buffers are reached by
  * @cq: its CQ, for both its send and receive queues
+ * @done: on ib_core's CQs, the completions its poller handed over, each
+ *	with its @wr_id, for the service loop: at most one per WR posted
  * @qp: the QP
  * @buf: its source and destination buffers, of cfg->depth slots each
  * @sq_out: send work requests posted and not yet completed
@@ -53,6 +69,7 @@ struct ibloop_side {
 	u8 dmac[ETH_ALEN];
 	struct ib_pd *pd;
 	struct ib_cq *cq;
+	DECLARE_KFIFO_PTR(done, struct ib_wc);
 	struct ib_qp *qp;
 	struct ibloop_buf *buf[IBLOOP_BUFS];
 	u32 sq_out;
@@ -91,6 +108,8 @@ struct ibloop_msg {
  * @handler_depth: completion handler calls running now
  * @max_handler_depth: the most seen at once
  * @wc: the service loop owner's work completions
+ * @cqe: on ib_core's CQs, the WRs' ib_cqes: cfg->depth sends, then as
+ *	many receives
  * @msg: the messages in flight, cfg->depth slots
  */
 struct ibloop_ctx {
@@ -112,10 +131,13 @@ struct ibloop_ctx {
 	atomic_t handler_depth;
 	atomic_t max_handler_depth;
 	struct ib_wc wc[IBLOOP_BATCH];
+	struct ibloop_cqe *cqe;
 	struct ibloop_msg msg[];
 };
 
 void ibloop_init_context(struct ibloop_ctx *ctx);
+int ibloop_alloc_cqes(struct ibloop_ctx *ctx);
+void ibloop_free_cqes(struct ibloop_ctx *ctx);
 void ibloop_comp(struct ib_cq *cq, void *cq_context);
 void ibloop_keep_off(struct ibloop_ctx *ctx);
 int ibloop_traffic(struct ibloop_ctx *ctx);

@@ -17,9 +17,22 @@ enum ibloop_op {
 	IBLOOP_OP_MEMCPY,	/* no device: memcpy, the limit of a WRITE */
 };
 
+/*
+ * How completions are handled: ibloop's own handler on a CQ of
+ * ib_create_cq(), or busy polling of such a CQ by the run thread; or one
+ * of the CQs ib_core gives ULPs, whose poller calls each work request's
+ * ib_cqe: ib_alloc_cq() in each poll context (the run thread polls a
+ * DIRECT one through ib_process_cq_direct()), or a shared CQ of the
+ * device's pool (ib_cq_pool_get(), softirq-polled, as NVMe-oF's queues).
+ */
 enum ibloop_mode {
 	IBLOOP_MODE_HANDLER,
 	IBLOOP_MODE_POLL,
+	IBLOOP_MODE_DIRECT,
+	IBLOOP_MODE_SOFTIRQ,
+	IBLOOP_MODE_WORKQUEUE,
+	IBLOOP_MODE_UNBOUND,
+	IBLOOP_MODE_POOL,
 };
 
 /*
@@ -43,7 +56,7 @@ enum ibloop_context {
  * @size: bytes per message
  * @iters: messages in the run
  * @depth: messages in flight
- * @mode: completion handler or busy polling
+ * @mode: how completions are handled
  * @context: the context the verbs of the data path are called from
  * @gid: source GID index on port 1 of @dev (and of @peer when that is
  *	@dev), or -1 to pick one
@@ -80,6 +93,18 @@ struct ibloop_result {
 	int max_handler_depth;
 	int status;
 };
+
+/* Completions come through ib_core's CQ poller and ib_cqe callbacks. */
+static inline bool ibloop_core_cq(const struct ibloop_cfg *cfg)
+{
+	return cfg->mode >= IBLOOP_MODE_DIRECT;
+}
+
+/* The run thread polls: busy polling, or a DIRECT CQ. */
+static inline bool ibloop_thread_polls(const struct ibloop_cfg *cfg)
+{
+	return cfg->mode == IBLOOP_MODE_POLL || cfg->mode == IBLOOP_MODE_DIRECT;
+}
 
 /* The target's device: the peer, or the initiator's own. */
 static inline const char *ibloop_peer(const struct ibloop_cfg *cfg)

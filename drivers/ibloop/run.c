@@ -128,15 +128,79 @@ static int ibloop_connect(struct ibloop_ctx *ctx)
 	       ibloop_connect_qp(&ctx->side[IBLOOP_TGT]);
 }
 
+/*
+ * A QP's queues: the messages in flight, and on ib_core's CQs one more WR
+ * on each for ib_drain_qp()'s marker.
+ */
+static u32 ibloop_qp_depth(const struct ibloop_cfg *cfg)
+{
+	return cfg->depth + ibloop_core_cq(cfg);
+}
+
+/* Each side's CQ: a completion per WR its queues can hold. */
+static int ibloop_nr_cqe(const struct ibloop_cfg *cfg)
+{
+	return 2 * ibloop_qp_depth(cfg);
+}
+
+static const enum ib_poll_context ibloop_poll_ctx[] = {
+	[IBLOOP_MODE_DIRECT] = IB_POLL_DIRECT,
+	[IBLOOP_MODE_SOFTIRQ] = IB_POLL_SOFTIRQ,
+	[IBLOOP_MODE_WORKQUEUE] = IB_POLL_WORKQUEUE,
+	[IBLOOP_MODE_UNBOUND] = IB_POLL_UNBOUND_WORKQUEUE,
+	[IBLOOP_MODE_POOL] = IB_POLL_SOFTIRQ,
+};
+
+/*
+ * The side's CQ: ibloop's own, or one of ib_core's, the initiator's on
+ * completion vector 0 and the target's on 1 where there are two, as a
+ * ULP spreads its queues.
+ */
+static struct ib_cq *ibloop_get_cq(struct ibloop_side *side)
+{
+	const struct ibloop_cfg *cfg = side->ctx->cfg;
+	struct ib_cq_init_attr cq_attr = { .cqe = ibloop_nr_cqe(cfg) };
+	int vector = (side - side->ctx->side) % side->dev->num_comp_vectors;
+
+	switch (cfg->mode) {
+	case IBLOOP_MODE_HANDLER:
+	case IBLOOP_MODE_POLL:
+		return ib_create_cq(side->dev, ibloop_comp, ibloop_cq_event,
+				    side, &cq_attr);
+	case IBLOOP_MODE_POOL:
+		return ib_cq_pool_get(side->dev, ibloop_nr_cqe(cfg), vector,
+				      ibloop_poll_ctx[cfg->mode]);
+	default:
+		return ib_alloc_cq(side->dev, side, ibloop_nr_cqe(cfg), vector,
+				   ibloop_poll_ctx[cfg->mode]);
+	}
+}
+
+static void ibloop_put_cq(struct ibloop_side *side)
+{
+	const struct ibloop_cfg *cfg = side->ctx->cfg;
+
+	switch (cfg->mode) {
+	case IBLOOP_MODE_HANDLER:
+	case IBLOOP_MODE_POLL:
+		ib_destroy_cq(side->cq);
+		break;
+	case IBLOOP_MODE_POOL:
+		ib_cq_pool_put(side->cq, ibloop_nr_cqe(cfg));
+		break;
+	default:
+		ib_free_cq(side->cq);
+	}
+}
+
 static int ibloop_create_side(struct ibloop_ctx *ctx, struct ibloop_side *side)
 {
-	struct ib_cq_init_attr cq_attr = { .cqe = 2 * ctx->cfg->depth };
 	struct ib_qp_init_attr qp_attr = {
 		.event_handler = ibloop_qp_event,
 		.qp_context = side,
 		.cap = {
-			.max_send_wr = ctx->cfg->depth,
-			.max_recv_wr = ctx->cfg->depth,
+			.max_send_wr = ibloop_qp_depth(ctx->cfg),
+			.max_recv_wr = ibloop_qp_depth(ctx->cfg),
 			.max_send_sge = 1,
 			.max_recv_sge = 1,
 		},
@@ -145,8 +209,7 @@ static int ibloop_create_side(struct ibloop_ctx *ctx, struct ibloop_side *side)
 	};
 	int ret;
 
-	side->cq = ib_create_cq(side->dev, ibloop_comp, ibloop_cq_event, side,
-				&cq_attr);
+	side->cq = ibloop_get_cq(side);
 	if (IS_ERR(side->cq))
 		return PTR_ERR(side->cq);
 	qp_attr.send_cq = side->cq;
@@ -154,12 +217,12 @@ static int ibloop_create_side(struct ibloop_ctx *ctx, struct ibloop_side *side)
 	side->qp = ib_create_qp(side->pd, &qp_attr);
 	if (IS_ERR(side->qp)) {
 		ret = PTR_ERR(side->qp);
-		goto err_destroy_cq;
+		goto err_put_cq;
 	}
 	return 0;
 
-err_destroy_cq:
-	ib_destroy_cq(side->cq);
+err_put_cq:
+	ibloop_put_cq(side);
 	return ret;
 }
 
@@ -169,7 +232,7 @@ static void ibloop_destroy_side(struct ibloop_ctx *ctx,
 	/* Normally done by ibloop_stop(); needed when setup failed. */
 	ibloop_keep_off(ctx);
 	ib_destroy_qp(side->qp);
-	ib_destroy_cq(side->cq);
+	ibloop_put_cq(side);
 }
 
 static void ibloop_free_buf(struct ibloop_side *side, struct ibloop_buf *buf)
@@ -301,7 +364,6 @@ static int ibloop_check_dev(struct ibloop_side *side)
 {
 	const struct ib_device_attr *attrs = &side->dev->attrs;
 	struct ibloop_ctx *ctx = side->ctx;
-	u32 depth = ctx->cfg->depth;
 	int ret;
 
 	if (rdma_start_port(side->dev) > IBLOOP_PORT ||
@@ -313,7 +375,8 @@ static int ibloop_check_dev(struct ibloop_side *side)
 	ret = ib_query_port(side->dev, IBLOOP_PORT, &side->port);
 	if (ret)
 		return ret;
-	if (depth > attrs->max_qp_wr || 2 * depth > attrs->max_cqe)
+	if (ibloop_qp_depth(ctx->cfg) > attrs->max_qp_wr ||
+	    ibloop_nr_cqe(ctx->cfg) > attrs->max_cqe)
 		return -EINVAL;
 	ctx->rd_atom = min3(attrs->max_qp_rd_atom, attrs->max_qp_init_rd_atom,
 			    ctx->rd_atom);
@@ -379,9 +442,14 @@ static int ibloop_run_qps(struct ibloop_ctx *ctx)
 	ret = ibloop_alloc_bufs(ctx);
 	if (ret)
 		return ret;
+	if (ibloop_core_cq(ctx->cfg)) {
+		ret = ibloop_alloc_cqes(ctx);
+		if (ret)
+			goto free_bufs;
+	}
 	ret = ibloop_create_side(ctx, &ctx->side[IBLOOP_INI]);
 	if (ret)
-		goto free_bufs;
+		goto free_cqes;
 	ret = ibloop_create_side(ctx, &ctx->side[IBLOOP_TGT]);
 	if (ret)
 		goto destroy_ini;
@@ -394,6 +462,8 @@ destroy_tgt:
 	ibloop_destroy_side(ctx, &ctx->side[IBLOOP_TGT]);
 destroy_ini:
 	ibloop_destroy_side(ctx, &ctx->side[IBLOOP_INI]);
+free_cqes:
+	ibloop_free_cqes(ctx);
 free_bufs:
 	ibloop_free_bufs(ctx);
 	return ret;

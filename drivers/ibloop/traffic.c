@@ -11,7 +11,10 @@
  *
  * Completions are handled by whoever owns the service loop (see
  * ibloop_service()): a completion handler, in mode=handler, or the run
- * thread, which busy-polls in mode=poll.
+ * thread, which busy-polls in mode=poll.  On ib_core's CQs (the other
+ * modes) ib_core's poller calls each WR's ib_cqe, whose callback hands
+ * the completion over to the loop through the side's @done ring and
+ * kicks it, as a handler would; the run thread polls a DIRECT CQ.
  *
  * cfg->context says where that loop, and so every post, poll and arm of
  * the run, executes: in whoever has the work (task: the run thread or the
@@ -185,6 +188,8 @@ static int ibloop_post_recv(struct ibloop_ctx *ctx, u32 slot)
 	};
 	int ret;
 
+	if (ctx->cqe)
+		wr.wr_cqe = &ctx->cqe[ctx->cfg->depth + slot].cqe;
 	ibloop_check_context(ctx);
 	ret = ib_post_recv(tgt->qp, &wr, NULL);
 	if (!ret)
@@ -219,6 +224,8 @@ static int ibloop_post_send(struct ibloop_ctx *ctx, u32 slot, u32 iter)
 
 	if (ctx->cfg->op == IBLOOP_OP_WRITE_IMM)
 		wr.wr.ex.imm_data = cpu_to_be32(iter);
+	if (ctx->cqe)
+		wr.wr.wr_cqe = &ctx->cqe[slot].cqe;
 	ibloop_check_context(ctx);
 	ret = ib_post_send(ini->qp, &wr.wr, NULL);
 	if (!ret)
@@ -337,12 +344,32 @@ static void ibloop_wc(struct ibloop_side *side, const struct ib_wc *wc)
 		ibloop_msg_done(ctx, slot);
 }
 
+/*
+ * On ib_core's CQs: the completions its poller handed over, after having
+ * it poll a DIRECT CQ here.
+ */
+static int ibloop_take(struct ibloop_side *side, int budget)
+{
+	struct ibloop_ctx *ctx = side->ctx;
+	int total = 0;
+
+	if (ctx->cfg->mode == IBLOOP_MODE_DIRECT)
+		ib_process_cq_direct(side->cq, budget);
+	while (total < budget && kfifo_get(&side->done, &ctx->wc[0])) {
+		ibloop_wc(side, &ctx->wc[0]);
+		total++;
+	}
+	return total;
+}
+
 /* Polls up to @budget completions; returns how many, or a negative errno. */
 static int ibloop_poll(struct ibloop_side *side, int budget)
 {
 	struct ibloop_ctx *ctx = side->ctx;
 	int n, i, total = 0;
 
+	if (ctx->cqe)
+		return ibloop_take(side, budget);
 	while (total < budget) {
 		ibloop_check_context(ctx);
 		n = ib_poll_cq(side->cq, min(budget - total, IBLOOP_BATCH),
@@ -361,7 +388,9 @@ static int ibloop_poll(struct ibloop_side *side, int budget)
  * IB_CQ_REPORT_MISSED_EVENTS says whether completions slipped in between
  * the last empty poll and the arm, which no handler call would announce.
  * A pass that spends its budget hands the rest to the run thread instead
- * of keeping a softirq (or, on rxe of 6.5+, a CQ lock) busy.
+ * of keeping a softirq (or, on rxe of 6.5+, a CQ lock) busy; so does one
+ * on ib_core's CQs, whose poller has nothing more to kick the loop with.
+ * Only ibloop's own handler arms.
  */
 static void ibloop_drain(struct ibloop_side *side)
 {
@@ -376,13 +405,16 @@ static void ibloop_drain(struct ibloop_side *side)
 			return;
 		}
 		budget -= n;
-		if (!handler || ctx->done || READ_ONCE(ctx->stopping))
+		if (ibloop_thread_polls(ctx->cfg) || ctx->done ||
+		    READ_ONCE(ctx->stopping))
 			return;
 		if (!budget) {
 			set_bit(IBLOOP_KICK, &ctx->flags);
 			wake_up(&ctx->wq);
 			return;
 		}
+		if (!handler)
+			return;
 		ibloop_check_context(ctx);
 		n = ib_req_notify_cq(side->cq, IB_CQ_NEXT_COMP |
 				     IB_CQ_REPORT_MISSED_EVENTS);
@@ -562,6 +594,30 @@ static void ibloop_note_depth(struct ibloop_ctx *ctx, int depth)
 			break;
 }
 
+/*
+ * A completion handler's or ib_cqe callback's visit: counts itself, for
+ * ibloop_keep_off() to wait for; hands over @wc, if any, to the service
+ * loop through the side's ring, which holds one entry per WR that can be
+ * outstanding on the side's queues and so never fills; and has the loop
+ * poll the side unless teardown began (whose flushes the run thread
+ * collects).
+ */
+static void ibloop_visit(struct ibloop_side *side, const struct ib_wc *wc)
+{
+	struct ibloop_ctx *ctx = side->ctx;
+	int depth = atomic_inc_return(&ctx->handler_depth);
+
+	ibloop_note_depth(ctx, depth);
+	if (wc)
+		WARN_ON_ONCE(!kfifo_put(&side->done, *wc));
+	/* Ordered after the increment: pairs with ibloop_keep_off(). */
+	if (!READ_ONCE(ctx->stopping))
+		ibloop_kick(ctx, BIT(IBLOOP_POLL + (side - ctx->side)));
+	/* Whatever the visit touched, before the teardown sees 0. */
+	smp_mb__before_atomic();
+	atomic_dec(&ctx->handler_depth);
+}
+
 /**
  * ibloop_comp() - the completion handler of both CQs
  * @cq: the CQ
@@ -571,17 +627,59 @@ static void ibloop_note_depth(struct ibloop_ctx *ctx, int depth)
  */
 void ibloop_comp(struct ib_cq *cq, void *cq_context)
 {
-	struct ibloop_side *side = cq_context;
-	struct ibloop_ctx *ctx = side->ctx;
-	int depth = atomic_inc_return(&ctx->handler_depth);
+	ibloop_visit(cq_context, NULL);
+}
 
-	ibloop_note_depth(ctx, depth);
-	/* Ordered after the increment: pairs with ibloop_keep_off(). */
-	if (!READ_ONCE(ctx->stopping))
-		ibloop_kick(ctx, BIT(IBLOOP_POLL + (side - ctx->side)));
-	/* Whatever the handler touched, before the teardown sees 0. */
-	smp_mb__before_atomic();
-	atomic_dec(&ctx->handler_depth);
+/*
+ * The ib_cqe callback of every WR on ib_core's CQs, in its poller's
+ * context: the completion, with the WR's slot and queue, to the loop.
+ */
+static void ibloop_cqe_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ibloop_cqe *c = container_of(wc->wr_cqe, struct ibloop_cqe, cqe);
+	struct ib_wc copy = *wc;
+
+	copy.wr_id = c->wr_id;
+	ibloop_visit(c->side, &copy);
+}
+
+/**
+ * ibloop_alloc_cqes() - prepare a run on ib_core's CQs
+ * @ctx: the run
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int ibloop_alloc_cqes(struct ibloop_ctx *ctx)
+{
+	u32 depth = ctx->cfg->depth, i;
+	int s;
+
+	ctx->cqe = kcalloc(2 * depth, sizeof(*ctx->cqe), GFP_KERNEL);
+	if (!ctx->cqe)
+		return -ENOMEM;
+	for (i = 0; i < 2 * depth; i++) {
+		bool recv = i >= depth;
+
+		ctx->cqe[i].cqe.done = ibloop_cqe_done;
+		ctx->cqe[i].side = &ctx->side[recv ? IBLOOP_TGT : IBLOOP_INI];
+		ctx->cqe[i].wr_id = ibloop_wr_id(i % depth, recv);
+	}
+	for (s = 0; s < IBLOOP_SIDES; s++)
+		if (kfifo_alloc(&ctx->side[s].done, depth + 1, GFP_KERNEL)) {
+			ibloop_free_cqes(ctx);
+			return -ENOMEM;
+		}
+	return 0;
+}
+
+void ibloop_free_cqes(struct ibloop_ctx *ctx)
+{
+	int s;
+
+	for (s = 0; s < IBLOOP_SIDES; s++)
+		kfifo_free(&ctx->side[s].done);
+	kfree(ctx->cqe);
+	ctx->cqe = NULL;
 }
 
 /**
@@ -621,13 +719,15 @@ static bool ibloop_flushed(struct ibloop_ctx *ctx)
 
 /*
  * Stops the traffic and waits until no work request is left with the
- * device, so that the buffers may be unmapped.  Not ib_drain_qp(): it
- * relies on the CQ's poll context calling its own ib_cqe done callbacks,
- * and these CQs come from ib_create_cq() with ibloop's own handler (or
- * none armed, in poll mode).  Instead the QPs go to ERR, which flushes
- * everything posted, and the run thread has the CQs polled until the
- * flushes are in; then the timer stops for good.  Handlers must keep off
- * already (ibloop_keep_off()).
+ * device, so that the buffers may be unmapped.  On ib_core's CQs, as ULPs
+ * do: ib_drain_qp(), whose marker WRs complete after every flush.  On
+ * ibloop's own, not ib_drain_qp(): it relies on the CQ's poll context
+ * calling its own ib_cqe done callbacks, and these CQs come from
+ * ib_create_cq() with ibloop's own handler (or none armed, in poll mode).
+ * Instead the QPs go to ERR, which flushes everything posted.  Either
+ * way the run thread then has the flushes collected until all are in;
+ * then the timer stops for good.  Handlers must keep off already
+ * (ibloop_keep_off()).
  */
 static void ibloop_stop(struct ibloop_ctx *ctx)
 {
@@ -636,6 +736,10 @@ static void ibloop_stop(struct ibloop_ctx *ctx)
 	int i, ret;
 
 	for (i = 0; i < IBLOOP_SIDES; i++) {
+		if (ctx->cqe) {
+			ib_drain_qp(ctx->side[i].qp);
+			continue;
+		}
 		ret = ib_modify_qp(ctx->side[i].qp, &attr, IB_QP_STATE);
 		if (ret)
 			ibdev_dbg(ctx->side[i].dev, "ibloop: QP to ERR: %d\n",
@@ -660,11 +764,12 @@ static bool ibloop_woken(struct ibloop_ctx *ctx)
 
 /*
  * The run thread: starts the traffic and waits for its end, polling
- * itself in poll mode and whenever a handler ran out of budget.
+ * itself in poll and direct modes and whenever a handler ran out of
+ * budget.
  */
 static int ibloop_wait(struct ibloop_ctx *ctx)
 {
-	bool poll = ctx->cfg->mode == IBLOOP_MODE_POLL;
+	bool poll = ibloop_thread_polls(ctx->cfg);
 	unsigned long seen = 0, last = jiffies;
 	long ret;
 

@@ -167,6 +167,21 @@ ibloop_suite() {
 	done
 }
 
+# ibloop_cq_suite DEV NAME: sends and writes with immediate (completions
+# on both QPs' CQs) on each kind of CQ ULPs take from ib_core, whose
+# poller calls each WR's ib_cqe: IB_POLL_DIRECT (polled by the run
+# thread), SOFTIRQ, WORKQUEUE, UNBOUND_WORKQUEUE, and the shared pool
+# (ib_cq_pool_get()); each run ends as ULPs do, with ib_drain_qp().
+ibloop_cq_suite() {
+	local op mode
+	for mode in direct softirq workqueue unbound pool; do
+		for op in send write_imm; do
+			check "integ/ibloop-$2-cq-$mode-$op" \
+				ibloop_run "$1" $op $mode
+		done
+	done
+}
+
 # Since 6.5, rdma_rxe calls the completion handler with its CQ lock held:
 # a handler that polls its own CQ, as ibloop's does, locks up the CPU.
 rxe_handler_locked() {
@@ -224,8 +239,10 @@ ibloop_tests() {
 		echo "ibloop: cannot load $ibloop_ko"
 	rxe_up || echo "ibloop: cannot set up rxe0"
 	ibloop_suite rxe0 rxe
+	ibloop_cq_suite rxe0 rxe
 	rxe_down || echo "ibloop: cannot bring softhca0 back"
 	ibloop_suite softhca0 softhca
+	ibloop_cq_suite softhca0 softhca
 	ibloop_ctx_suite softhca0 softhca
 	rmmod ibloop
 }
