@@ -80,12 +80,15 @@ fuzz:
 		$(if $(FRAMES),--frames $(FRAMES)) $(if $(SEED),--seed $(SEED))
 	DURATION=$(DURATION) SEED=$(SEED) scripts/fuzz-uverbs.sh
 
-# The kernel's RDMA consumers (NVMe-oF, NFS over RDMA) over softhca, on
-# Debian's 6.1 and 6.12 kernels.
+# The kernel's RDMA consumers (NVMe-oF, NFS over RDMA, iSER, SRP, RDS) over
+# softhca, the carrier lost and the device removed under them, on
+# Debian's 6.1 and 6.12 kernels and the debug kernel; ULPS="nvme nfs iser
+# srp rds flap removal" chooses, ULPS=smb tries SMB Direct.
 ulp:
 	scripts/ulp.sh
 	scripts/ulp.sh $(lastword $(sort $(wildcard \
 		/usr/src/linux-headers-6.12.*+deb12-amd64)))
+	scripts/ulp.sh --debug
 
 lint:
 	scripts/lint.sh

@@ -79,14 +79,17 @@ on_612() {
 }
 suite integration "$top/scripts/integration.sh"
 suite integration-6.12 on_612 integ-6.12 "$top/scripts/integration.sh"
-# The kernel's RDMA consumers over one softhca device (ulp/...): NVMe-oF
-# with fio's verify, NFS over RDMA, on Debian's 6.1 (about 1.5 minutes);
-# check-full adds 6.12.
-suite ulp "$top/scripts/ulp.sh"
+# The kernel's RDMA consumers over one softhca device (ulp/...): make
+# check's are NVMe-oF with fio's verify and NFS over RDMA on Debian's 6.1
+# (about 1.5 minutes); check-full adds iSER, SRP, RDS and SMB Direct, and
+# runs them all on 6.12 and on the debug kernel, under its checkers.
+suite ulp "$top/scripts/ulp.sh" "${brief[@]}"
 if [ ${#brief[@]} = 0 ]; then
 	suite ulp-6.12 on_612 ulp-6.12 "$top/scripts/ulp.sh"
+	suite ulp-debug "$top/scripts/ulp.sh" --debug
 else
 	skip ulp-6.12/suite "the ULPs on 6.12 run in make check-full"
+	skip ulp-debug/suite "the ULPs on the debug kernel run in make check-full"
 fi
 # The persistent link's systemd unit, in a guest systemd boots (Debian's
 # 6.1; about a minute).

@@ -171,10 +171,10 @@ softhca_modtree() {
 		depmod -b "$1/modroot" "$rel" && echo "$tree"
 }
 
-# debian_guest NAME TIMEOUT SCRIPT [ARG...]: one guest of $kernel
+# softhca_guest NAME TIMEOUT SCRIPT [ARG...]: one guest of $kernel
 # (suite_kernel) running SCRIPT ARG..., softhca in its module tree
 # (SOFTHCA_MODTREE), its results in $share/results; sets $share and $rc.
-debian_guest() {
+softhca_guest() {
 	local name=$1 timeout=$2 modtree start
 	shift 2
 	share=$(run_dir "$name-$rel")

@@ -28,9 +28,11 @@ pkgs=(
 	debhelper dh-dkms dkms
 	# make bench's plots
 	gnuplot-nox
-	# the kernel ULPs' suite (ulp.sh): NVMe-oF with fio's verify, and
-	# NFS over RDMA; run in guests only
-	nvme-cli fio nfs-kernel-server
+	# the kernel ULPs' suite (ulp.sh): NVMe-oF with fio's verify, NFS
+	# over RDMA, iSER (LIO and open-iscsi; targetcli needs a D-Bus daemon),
+	# SMB Direct; run in guests only
+	nvme-cli fio nfs-kernel-server targetcli-fb dbus-daemon open-iscsi
+	ksmbd-tools cifs-utils
 )
 
 # Debian 12's other LTS kernel line: the newest 6.12 headers the archive
@@ -59,6 +61,14 @@ if [ ! -e "$policy" ]; then
 	chmod 755 "$policy"
 	trap 'rm -f "$policy"' EXIT
 fi
+# What runs (but kernel threads) and what is loaded here now, to show apt
+# left both alone.
+host_state() {
+	ps -e -o pid=,ppid=,comm= | awk '$1 != 2 && $2 != 2 { print $3 }' |
+		sort -u
+	[ ! -r /proc/modules ] || awk '{ print "module " $1 }' /proc/modules
+}
+before=$(host_state)
 apt-get update -qq
 if [ -z "$lts612" ]; then
 	lts612=$(lts612_headers)
@@ -66,3 +76,6 @@ if [ -z "$lts612" ]; then
 fi
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	"${missing[@]}" >/dev/null
+after=$(host_state)
+new=$(comm -13 <(echo "$before") <(echo "$after"))
+[ -z "$new" ] || die "installing started or loaded on this host: ${new//$'\n'/ }"

@@ -1,9 +1,19 @@
 #!/bin/bash
+# ulp-guest.sh ULP...
+#
 # Guest side of scripts/ulp.sh: the kernel's own RDMA consumers on one
 # softhca device talking to itself, each with its data checked end to
-# end.  NVMe-oF (nvmet-rdma target, nvme-rdma host through nvme-cli,
-# fio's crc32c verify) and NFS over RDMA (nfsd on port 20049, a tree
-# written and read back by checksum).  Results are named ulp/...
+# end.  ULPs: nvme (nvmet-rdma target, nvme-rdma host through nvme-cli,
+# fio's crc32c verify), nfs (nfsd on port 20049, a tree written and read
+# back by checksum), iser (LIO's isert through targetcli, open-iscsi's
+# iser interface, fio), srp (ib_srpt on an rdma_cm port, ib_srp's
+# add_target, fio), rds (tests/rds-check: messages over RDS_TRANS_IB,
+# checked), smb (ksmbd and cifs over SMB Direct, a tree by checksum; the
+# kernel's cifs and ksmbd must have SMB Direct; not yet passing, see
+# docs/testing.md), flap (the carrier lost
+# and back mid-I/O; after nvme and nfs), removal (softhca0 deleted, then
+# softhca unloaded, under a connected NVMe-oF host and NFS mount: after
+# nvme and nfs, last).  Results are named ulp/...
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
@@ -38,8 +48,15 @@ keep_state() {
 		echo "== $1"
 		dmesg | tail -n 60
 		rdma resource show qp
+		ls /sys/block
+		nvme list-subsys
 	} >>"$out/state.log" 2>&1
 	return 1
+}
+
+link_add() {
+	rdma link add softhca0 type softhca netdev shv0 &&
+		wait_for 20 link_active && wait_for 20 ipv4_gid
 }
 
 setup() {
@@ -47,9 +64,7 @@ setup() {
 		modprobe softhca &&
 		ip link add shv0 type veth peer name shv1 &&
 		ip link set shv0 up && ip link set shv1 up &&
-		ip addr add "$addr/24" dev shv0 &&
-		rdma link add softhca0 type softhca netdev shv0 &&
-		wait_for 20 link_active && wait_for 20 ipv4_gid
+		ip addr add "$addr/24" dev shv0 && link_add
 }
 
 # rdma_cm's RC QPs on softhca0 in RTS: a connected ULP's queues.
@@ -77,17 +92,16 @@ nvme_target() {
 		ln -s "$s" "$p/subsystems/$nqn"
 }
 
-# The namespace block device of the controller connected to $nqn.
+# The namespace block device of the subsystem $nqn, once it has a size:
+# the multipath head (its device is the subsystem) or, without native
+# multipath, the controller's namespace (its device is the controller).
 nvme_disk() {
-	local c n
-	for c in /sys/class/nvme/nvme*; do
-		[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$nqn" ] || continue
-		[ "$(cat "$c/transport")" = rdma ] || continue
-		for n in "$c"/nvme*n1 /sys/block/"$(basename "$c")"n1; do
-			n=/dev/$(basename "$n")
-			[ -b "$n" ] && blockdev --getsize64 "$n" >/dev/null &&
-				echo "$n" && return 0
-		done
+	local b
+	for b in /sys/block/nvme*n*; do
+		case ${b##*/} in nvme*c*n*) continue ;; esac
+		[ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
+			[ "$(cat "$b/size")" -gt 0 ] && [ -b "/dev/${b##*/}" ] &&
+			echo "/dev/${b##*/}" && return 0
 	done
 	return 1
 }
@@ -102,23 +116,30 @@ nvme_disconnect() {
 		keep_state "nvme disconnect"
 }
 
-# fio MODE...: crc32c-verified I/O on the connected namespace; mixed block
-# sizes, queue depth 32, two jobs (two I/O queues), each on its own half.
-# Given 300 s; I/O that hangs leaves fio behind, and the state kept.
-nvme_fio() {
-	local disk pid
-	disk=$(nvme_disk) || return 1
+# fio_verify DISK MIB MODE...: crc32c-verified I/O on DISK; mixed block
+# sizes, queue depth 32, two jobs (two queues), each on MIB MiB of its
+# own half.  Given 300 s; I/O that hangs leaves fio behind, and the
+# state kept.
+fio_verify() {
+	local disk=$1 mib=$2 pid
+	shift 2
 	fio --name=ulp --filename="$disk" --direct=1 --ioengine=libaio \
-		--iodepth=32 --numjobs=2 --size=48M --offset_increment=64M \
+		--iodepth=32 --numjobs=2 --size="${mib}M" \
+		--offset_increment="$((mib + mib / 3))M" \
 		--bsrange=4k-128k --verify=crc32c --verify_fatal=1 \
 		--randseed=4242 --group_reporting "$@" \
 		>>"$out/fio.log" 2>&1 &
 	pid=$!
 	if ! wait_for 300 eval "! kill -0 $pid 2>/dev/null"; then
-		keep_state "fio $*: still running after 300 s"
+		keep_state "fio $disk $*: still running after 300 s"
 		return
 	fi
-	wait $pid || keep_state "fio $*"
+	wait $pid || keep_state "fio $disk $*"
+}
+
+nvme_fio() {
+	local disk
+	disk=$(nvme_disk) && fio_verify "$disk" 48 "$@"
 }
 
 nvme_write_verify() {
@@ -177,15 +198,22 @@ nfs_tree() {
 	done
 }
 
-nfs_write_read() {
-	local src=/tmp/ulp-tree
+# tree_write_read MNT EXPORT: the tree written through the mount MNT,
+# then read back through a fresh mount and on the server's side, EXPORT,
+# by checksum.
+tree_write_read() {
+	local src=/tmp/ulp-tree mnt=$1 export=$2
 	rm -rf "$src" && nfs_tree "$src" &&
 		(cd "$src" && find . -type f -print0 | sort -z |
 			xargs -0 sha256sum) >/tmp/ulp-tree.sum &&
 		cp -a "$src/." "$mnt/" && sync &&
-		umount "$mnt" && nfs_mount &&
 		(cd "$mnt" && sha256sum --quiet -c /tmp/ulp-tree.sum) &&
 		(cd "$export" && sha256sum --quiet -c /tmp/ulp-tree.sum)
+}
+
+nfs_write_read() {
+	tree_write_read "$mnt" "$export" && umount "$mnt" && nfs_mount &&
+		(cd "$mnt" && sha256sum --quiet -c /tmp/ulp-tree.sum)
 }
 
 # The client's transport for the mount is RPC-over-RDMA, on softhca0:
@@ -206,6 +234,381 @@ nfs_suite() {
 	check ulp/nfs-umount umount "$mnt"
 }
 
+# A SCSI LUN's disk: the block device under the sysfs directory $1 of an
+# iSCSI session, or of a SCSI host (then under its remote port).
+scsi_disk() {
+	local b
+	for b in "$1"/device/target*/*/block/* \
+		"$1"/device/*/target*/*/block/*; do
+		[ -b "/dev/${b##*/}" ] && echo "/dev/${b##*/}" && return 0
+	done
+	return 1
+}
+
+# scsi_fio ULP: fio's verify on the LUN the SCSI ULP (iser, srp) logged in
+# to, 64 MiB.
+scsi_fio() {
+	local disk
+	disk=$("$1_disk") && fio_verify "$disk" 32 --rw=randwrite --do_verify=1
+}
+
+# scsi_suite ULP: a SCSI ULP's target, the initiator's login, fio, its
+# connection on softhca's QPs, and the logout: results ulp/ULP-<step>.
+scsi_suite() {
+	must "ulp/$1-target" "$1_target" || return 0
+	must "ulp/$1-login" "$1_login" || return 0
+	check "ulp/$1-fio-verify" scsi_fio "$1"
+	check "ulp/$1-on-softhca" "$1_on_softhca"
+	check "ulp/$1-logout" "$1_logout"
+}
+
+# --- iSER --------------------------------------------------------------------
+
+iqn=iqn.2026-12.org.softhca:ulp
+portal=$addr:3260
+
+# LIO's iSCSI target on an 80 MiB RAM disk of its own, its portal on
+# softhca's address with iSER on, any initiator let in (targetcli).
+# targetcli asks the system bus for tcmu-runner's handlers and fails
+# without one: it gets a private bus, empty.
+iser_target() {
+	local t=/iscsi/$iqn/tpg1 c
+	modprobe -a target_core_mod iscsi_target_mod ib_isert sd_mod ib_iser ||
+		return 1
+	mountpoint -q /sys/kernel/config ||
+		mount -t configfs none /sys/kernel/config || return 1
+	dbus-daemon --session --fork --address=unix:path=/run/ulp-bus ||
+		return 1
+	export DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/ulp-bus
+	for c in "/backstores/ramdisk create name=ulp size=80M" \
+		"/iscsi create $iqn" \
+		"$t/portals delete 0.0.0.0 3260" \
+		"$t/portals create $addr 3260" \
+		"$t/portals/$portal enable_iser true" \
+		"$t/luns create /backstores/ramdisk/ulp" \
+		"$t set attribute authentication=0 generate_node_acls=1 demo_mode_write_protect=0 cache_dynamic_acls=1"; do
+		# shellcheck disable=SC2086 # one targetcli command, its words
+		targetcli $c >>"$out/targetcli.log" 2>&1 || {
+			echo "targetcli $c: failed"
+			return 1
+		}
+	done
+	[ "$(cat "/sys/kernel/config/target/iscsi/$iqn/tpgt_1/np/$portal/iser")" = 1 ]
+}
+
+iser_session() {
+	local s
+	for s in /sys/class/iscsi_session/session*; do
+		[ "$(cat "$s/targetname" 2>/dev/null)" = "$iqn" ] && echo "$s" &&
+			return 0
+	done
+	return 1
+}
+
+iser_disk() {
+	local s
+	s=$(iser_session) && scsi_disk "$s"
+}
+
+# open-iscsi's initiator, through its iser interface (no TCP: the
+# target's portal has no TCP listener of its own for this node).
+iser_login() {
+	{ mkdir -p /run/lock/iscsi && iscsid &&
+		iscsiadm -m node -o new -T "$iqn" -p "$portal" -I iser >/dev/null &&
+		iscsiadm -m node -T "$iqn" -p "$portal" -I iser --login &&
+		wait_for 30 iser_disk >/dev/null; } || keep_state "iscsi login"
+}
+
+# The session's transport is iSER, its connection softhca's QPs.
+iser_on_softhca() {
+	iscsiadm -m session | tee -a "$out/iscsi.log" | grep -q "^iser: " &&
+		[ "$(rdma_cm_qps)" -ge 2 ]
+}
+
+iser_logout() {
+	iscsiadm -m node -T "$iqn" -p "$portal" --logout &&
+		! iser_session >/dev/null
+}
+
+# --- SRP ---------------------------------------------------------------------
+
+srpt=/sys/kernel/config/target/srpt
+srp_port=5555
+
+# ib_srpt on an 80 MiB RAM disk of LIO's, through configfs, listening on
+# rdma_cm port $srp_port; its target port is named for softhca0's GID,
+# and lets in the initiator by the address it logs in from.
+srp_target() {
+	local core=/sys/kernel/config/target/core/rd_mcp_1/ulp-srp id tpg
+	modprobe -a target_core_mod ib_srpt ib_srp sd_mod || return 1
+	mountpoint -q /sys/kernel/config ||
+		mount -t configfs none /sys/kernel/config || return 1
+	id=$(sed 's/^fe80:0000:0000:0000://' \
+		/sys/class/infiniband/softhca0/ports/1/gids/0)
+	tpg=$srpt/$id/$id
+	mkdir -p "$core" && echo "rd_pages=$((80 * 256))" >"$core/control" &&
+		echo 1 >"$core/enable" &&
+		mkdir -p "$srpt" &&
+		echo $srp_port >"$srpt/discovery_auth/rdma_cm_port" &&
+		mkdir "$srpt/$id" "$tpg" "$tpg/lun/lun_0" &&
+		ln -s "$core" "$tpg/lun/lun_0/ulp" &&
+		mkdir "$tpg/acls/$addr" "$tpg/acls/$addr/lun_0" &&
+		ln -s "$tpg/lun/lun_0" "$tpg/acls/$addr/lun_0/lun_0" &&
+		echo 1 >"$tpg/enable"
+}
+
+# The SCSI host ib_srp made for the target.
+srp_host() {
+	local h
+	for h in /sys/class/scsi_host/host*; do
+		[ -e "$h/orig_dgid" ] && echo "$h" && return 0
+	done
+	return 1
+}
+
+srp_disk() {
+	local h
+	h=$(srp_host) && scsi_disk "$h"
+}
+
+srp_login() {
+	local guid gid
+	guid=$(cat /sys/module/ib_srpt/parameters/srpt_service_guid)
+	gid=$(tr -d : </sys/class/infiniband/softhca0/ports/1/gids/0)
+	{ echo "id_ext=$guid,initiator_ext=${gid:0:16},ioc_guid=$guid,src=$addr,dest=$addr:$srp_port" \
+		>/sys/class/infiniband_srp/srp-softhca0-1/add_target &&
+		wait_for 30 srp_disk >/dev/null; } || keep_state "srp add_target"
+}
+
+# ib_srp's channels and ib_srpt's are softhca's QPs (rdma_cm's, RC).
+srp_on_softhca() {
+	echo "rdma_cm's QPs: $(rdma_cm_qps)"
+	[ "$(rdma_cm_qps)" -ge 2 ]
+}
+
+srp_logout() {
+	local p
+	for p in /sys/class/srp_remote_ports/port-*; do
+		echo 1 >"$p/delete" || return 1
+	done
+	wait_for 30 eval '! srp_host >/dev/null'
+}
+
+# --- RDS over RDMA -----------------------------------------------------------
+
+# tap_results PREFIX CMD...: each check of CMD's TAP output a result,
+# PREFIX-<check>; CMD's failing with no check failed is one more.
+tap_results() {
+	local prefix=$1 line what failed=0 rc
+	shift
+	"$@" >"$out/tap.log" 2>&1
+	rc=$?
+	while IFS= read -r line; do
+		what=${line#*ok [0-9]* - }
+		case $line in
+		"ok "*) pass "$prefix-${what%%:*}" "${what#*: }" ;;
+		"not ok "*)
+			fail "$prefix-${what%%:*}" "${what#*: }"
+			failed=1
+			;;
+		esac
+	done <"$out/tap.log"
+	cat "$out/tap.log" >>"$out/$(basename "$1").log"
+	[ $rc = 0 ] || [ $failed = 1 ] || fail "$prefix" "$1: exit $rc"
+}
+
+# The project's own client (rds-tools is not packaged): two sockets on
+# softhca's address, RDS_TRANS_IB forced; messages of many sizes and an
+# RDMA WRITE into a registered buffer, checked; RDS's own view of the
+# connection.
+rds_suite() {
+	if [ -e /proc/lockdep ]; then
+		skip ulp/rds "on a lockdep kernel RDS's first connection reports a possible deadlock of RDS's own (rds_trans_sem taken under rdma_cm's handler_mutex by its connect handler, the reverse by sendmsg), whatever the device: the run would fail; RDS runs on Debian's kernels"
+		return 0
+	fi
+	must ulp/rds-modules modprobe rds_rdma || return 0
+	tap_results ulp/rds "$top/build/userspace/tests/rds-check" "$addr"
+}
+
+# --- SMB Direct --------------------------------------------------------------
+
+smb_share=/srv/ulp-smb
+smb_mnt=/mnt/ulp-smb
+
+# Both ends need SMB Direct built in: Debian's kernels have neither
+# (CONFIG_CIFS_SMB_DIRECT, CONFIG_SMB_SERVER_SMBDIRECT).
+smb_direct_built() {
+	modprobe -a cifs ksmbd 2>/dev/null &&
+		grep -qw smbd_get_connection /proc/kallsyms &&
+		grep -qw ksmbd_rdma_init /proc/kallsyms
+}
+
+smb_server() {
+	mkdir -p "$smb_share" "$smb_mnt" /etc/ksmbd &&
+		mount -t tmpfs tmpfs "$smb_share" &&
+		printf '[global]\n\tbind interfaces only = no\n[ulp]\n\tpath = %s\n\tread only = no\n\tvalid users = ulp\n' \
+			"$smb_share" >/etc/ksmbd/ksmbd.conf &&
+		ksmbd.adduser -a ulp -p ulp-pass >/dev/null &&
+		ksmbd.mountd && wait_for 20 smb_listening
+}
+
+# ksmbd listens on SMB Direct's port (445 on RoCE) through rdma_cm.
+smb_listening() {
+	rdma resource show cm_id src-port 445 2>/dev/null | grep -q LISTEN
+}
+
+# smb_mount [rdma]: the share, over SMB Direct or over TCP.
+smb_mount() {
+	mount -t cifs "//$addr/ulp" "$smb_mnt" \
+		-o "${1:+$1,}vers=3.1.1,username=ulp,password=ulp-pass" &&
+		grep -q " $smb_mnt cifs .*${1:-}" /proc/mounts
+}
+
+# The share mounts over TCP: what SMB Direct's case then adds is the
+# transport's.
+smb_over_tcp() {
+	smb_mount && umount "$smb_mnt"
+}
+
+smb_write_read() {
+	tree_write_read "$smb_mnt" "$smb_share" && umount "$smb_mnt" &&
+		smb_mount rdma &&
+		(cd "$smb_mnt" && sha256sum --quiet -c /tmp/ulp-tree.sum)
+}
+
+smb_on_softhca() {
+	grep -q "SMBDirect (in hex) protocol version" /proc/fs/cifs/DebugData &&
+		[ "$(rdma_cm_qps)" -ge 2 ]
+}
+
+smb_suite() {
+	if ! smb_direct_built; then
+		skip ulp/smb-direct "this kernel's cifs or ksmbd lacks SMB Direct (CONFIG_CIFS_SMB_DIRECT, CONFIG_SMB_SERVER_SMBDIRECT)"
+		return 0
+	fi
+	must ulp/smb-server smb_server || return 0
+	must ulp/smb-over-tcp smb_over_tcp || return 0
+	must ulp/smb-mount smb_mount rdma || return 0
+	check ulp/smb-write-read smb_write_read
+	check ulp/smb-on-softhca smb_on_softhca
+	check ulp/smb-umount umount "$smb_mnt"
+}
+
+# --- Carrier lost and back under connected ULPs ----------------------------
+
+carrier() {
+	ip link set shv1 "$1" &&
+		wait_for 20 eval "rdma link show softhca0/1 | grep -q ' state $2 '"
+}
+
+# NVMe-oF connected with fio writing and verifying, an NFS mount copying
+# a tree: the netdev's carrier drops for 5 s mid-I/O (softhca0's port goes
+# DOWN), then comes back; the ULPs recover by themselves and finish, and
+# what they wrote reads back right.
+flap_io() {
+	local disk pid
+	nvme_connect && nfs_mount && disk=$(nvme_disk) || return 1
+	fio_verify "$disk" 48 --rw=randwrite --do_verify=1 --randseed=77 &
+	pid=$!
+	sleep 2
+	if ! { carrier down DOWN && sleep 5 && carrier up ACTIVE; }; then
+		wait $pid
+		return 1
+	fi
+	wait $pid && (cd "$mnt" && sha256sum --quiet -c /tmp/ulp-tree.sum) &&
+		nvme_disconnect && umount "$mnt"
+}
+
+flap_suite() {
+	if [ ! -d "$nvmet/ports/1" ] || [ ! -d "$export" ]; then
+		fail ulp/flap "the nvme and nfs suites set up the targets: run them first"
+		return 0
+	fi
+	check ulp/flap-carrier-mid-io flap_io
+}
+
+# --- The device removed under connected ULPs ------------------------------
+
+# NVMe-oF connected with fio writing, NFS mounted over RDMA (the targets
+# the nvme and nfs suites set up); a removal must not wait on I/O that
+# will never complete: every ULP gets DEVICE_REMOVAL and lets go.
+removal_connect() {
+	local disk writes
+	if [ ! -d "$nvmet/ports/1" ] || [ ! -d "$export" ]; then
+		echo "the nvme and nfs suites set up the targets: run them first"
+		return 1
+	fi
+	nvme_connect && nfs_mount && disk=$(nvme_disk) || return 1
+	writes=$(nvme_writes)
+	fio --name=removal --filename="$disk" --direct=1 --ioengine=libaio \
+		--iodepth=32 --rw=randwrite --bs=64k --size=64M \
+		--time_based --runtime=600 >>"$out/fio-removal.log" 2>&1 &
+	removal_fio=$!
+	# Writes completing on the namespace: the I/O is in flight.
+	wait_for 30 nvme_writes_above "$writes" && kill -0 $removal_fio
+}
+
+# Writes completed so far on NVMe block devices, paths included (6.1's
+# multipath head counts none of its own): the 5th field of their stat.
+nvme_writes() {
+	local b stat sum=0
+	for b in /sys/block/nvme*; do
+		[ -e "$b/stat" ] || continue
+		read -ra stat <"$b/stat" && sum=$((sum + stat[4]))
+	done
+	echo $sum
+}
+
+nvme_writes_above() {
+	[ "$(nvme_writes)" -gt "$1" ]
+}
+
+no_link() {
+	! rdma link show softhca0/1 >/dev/null 2>&1 &&
+		[ ! -e /sys/class/infiniband/softhca0 ]
+}
+
+# $1 (`rdma link delete softhca0` or `rmmod softhca`) returns within
+# 60 s, the device gone; fio ends (its I/O fails) instead of hanging, and
+# nvme-rdma deleted the controller.
+removal_by() {
+	# shellcheck disable=SC2086 # the command's words
+	{ timeout 60 $1 && no_link &&
+		wait_for 60 eval "! kill -0 $removal_fio 2>/dev/null" &&
+		wait_for 30 eval '! nvme_disk >/dev/null'; } ||
+		keep_state "$1 under connected ULPs"
+}
+
+# The link back, the targets listening again as their admin would have
+# them (nvmet's port, bound to softhca's address, lost its listener with
+# the device and is re-enabled; nfsd's, on the wildcard address, gets
+# the new device by itself), the old mount lazily unmounted: NVMe-oF and
+# NFS work on the new device.
+removal_again() {
+	local p=$nvmet/ports/1
+	umount -f -l "$mnt"
+	{ link_add && rm "$p/subsystems/$nqn" &&
+		ln -s "$nvmet/subsystems/$nqn" "$p/subsystems/$nqn" &&
+		nvme_connect && nvme_fio --rw=randwrite --do_verify=1 &&
+		nfs_mount &&
+		(cd "$mnt" && sha256sum --quiet -c /tmp/ulp-tree.sum) &&
+		nvme_disconnect && umount "$mnt"; } ||
+		keep_state "ULPs on the link added back"
+}
+
+removal_suite() {
+	must ulp/removal-connected removal_connect || return 0
+	check ulp/removal-link-delete removal_by "rdma link delete softhca0"
+	must ulp/removal-link-again removal_again || return 0
+	must ulp/removal-connected-again removal_connect || return 0
+	check ulp/removal-rmmod removal_by "rmmod softhca"
+}
+
 must ulp/setup setup || exit 0
-nvme_suite
-nfs_suite
+for ulp in "$@"; do
+	case $ulp in
+	nvme | nfs | rds | smb | flap | removal) "${ulp}_suite" ;;
+	iser | srp) scsi_suite "$ulp" ;;
+	*) fail "ulp/$ulp" "no such ULP suite" ;;
+	esac
+done
