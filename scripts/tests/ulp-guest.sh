@@ -438,8 +438,7 @@ smb_mnt=/mnt/ulp-smb
 # Both ends need SMB Direct built in: Debian's kernels have neither
 # (CONFIG_CIFS_SMB_DIRECT, CONFIG_SMB_SERVER_SMBDIRECT).
 smb_direct_built() {
-	modprobe -a cifs ksmbd 2>/dev/null &&
-		grep -qw smbd_get_connection /proc/kallsyms &&
+	grep -qw smbd_get_connection /proc/kallsyms &&
 		grep -qw ksmbd_rdma_init /proc/kallsyms
 }
 
@@ -452,9 +451,13 @@ smb_server() {
 		ksmbd.mountd && wait_for 20 smb_listening
 }
 
-# ksmbd listens on SMB Direct's port (445 on RoCE) through rdma_cm.
+# ksmbd listens on TCP port 445 and, with SMB Direct, on rdma_cm's 445
+# (SMB Direct's port on RoCE).
 smb_listening() {
-	rdma resource show cm_id src-port 445 2>/dev/null | grep -q LISTEN
+	[ -n "$(ss -Hltn 'sport = :445')" ] &&
+		{ ! smb_direct_built ||
+			rdma resource show cm_id src-port 445 2>/dev/null |
+			grep -q LISTEN; }
 }
 
 # smb_mount [rdma]: the share, over SMB Direct or over TCP.
@@ -482,12 +485,13 @@ smb_on_softhca() {
 }
 
 smb_suite() {
+	must ulp/smb-modules modprobe -a cifs ksmbd || return 0
+	must ulp/smb-server smb_server || return 0
+	must ulp/smb-over-tcp smb_over_tcp || return 0
 	if ! smb_direct_built; then
 		skip ulp/smb-direct "this kernel's cifs or ksmbd lacks SMB Direct (CONFIG_CIFS_SMB_DIRECT, CONFIG_SMB_SERVER_SMBDIRECT)"
 		return 0
 	fi
-	must ulp/smb-server smb_server || return 0
-	must ulp/smb-over-tcp smb_over_tcp || return 0
 	must ulp/smb-mount smb_mount rdma || return 0
 	check ulp/smb-write-read smb_write_read
 	check ulp/smb-on-softhca smb_on_softhca
