@@ -81,8 +81,9 @@ suite integration "$top/scripts/integration.sh"
 suite integration-6.12 on_612 integ-6.12 "$top/scripts/integration.sh"
 # The kernel's RDMA consumers over one softhca device (ulp/...): make
 # check's are NVMe-oF with fio's verify and NFS over RDMA on Debian's 6.1
-# (about 1.5 minutes); check-full adds iSER, SRP, RDS and SMB Direct, and
-# runs them all on 6.12 and on the debug kernel, under its checkers.
+# (about 1 minute); check-full adds iSER, SRP, RDS, the carrier lost and
+# the device removed under ULPs, and runs them all on 6.12 and on the
+# debug kernel, under its checkers.
 suite ulp "$top/scripts/ulp.sh" "${brief[@]}"
 if [ ${#brief[@]} = 0 ]; then
 	suite ulp-6.12 on_612 ulp-6.12 "$top/scripts/ulp.sh"

@@ -138,7 +138,21 @@ suite_kernel() {
 	[ "$kdir" -ef "$default" ] || prefix=$1-$(cut -d. -f1-2 <<<"$rel")
 	kernel=$("$top/scripts/kernel/debian-kernel.sh" "$rel") ||
 		die "no kernel $rel"
-	make -s -C "$top" KDIR="$kdir" modules >/dev/null ||
+	suite_build "$kdir"
+}
+
+# suite_debug_kernel PREFIX: as suite_kernel, for the debug kernel; its
+# results are named PREFIX-debug/...
+suite_debug_kernel() {
+	kernel=$("$top/scripts/kernel/debug-kernel.sh") || die "no debug kernel"
+	rel=$(cat "$kernel/release")
+	prefix=$1-debug
+	suite_build "$kernel/build"
+}
+
+# suite_build KDIR: the modules for the kernel of KDIR, and the provider.
+suite_build() {
+	make -s -C "$top" KDIR="$1" modules >/dev/null ||
 		die "module build failed"
 	make -s -C "$top" userspace >/dev/null || die "provider build failed"
 }

@@ -18,7 +18,8 @@ set -uo pipefail
 
 # ULPS names some of them (make ulp ULPS="iser srp"); smb, whose share
 # does not mount yet (docs/testing.md), only so.
-read -ra ulps <<<"${ULPS:-nvme nfs iser srp rds flap removal}"
+all="nvme nfs iser srp rds flap removal"
+read -ra ulps <<<"${ULPS:-$all}"
 brief=0
 debug=0
 case ${1:-} in
@@ -29,20 +30,16 @@ case ${1:-} in
 esac
 
 if [ $debug = 1 ]; then
-	kernel=$("$top/scripts/kernel/debug-kernel.sh") || die "no debug kernel"
-	rel=$(cat "$kernel/release")
-	prefix=ulp-debug
-	make -s -C "$top" KDIR="$kernel/build" modules >/dev/null ||
-		die "module build failed"
-	make -s -C "$top" userspace >/dev/null || die "provider build failed"
+	suite_debug_kernel ulp
 else
 	suite_kernel ulp "${1:-}"
 fi
 if [ $brief = 1 ]; then
-	for u in iser srp rds flap removal; do
-		skip "$prefix/$u" "in make check-full and make ulp"
-	done
 	ulps=(nvme nfs)
+	for u in $all; do
+		[[ " ${ulps[*]} " == *" $u "* ]] ||
+			skip "$prefix/$u" "in make check-full and make ulp"
+	done
 fi
 
 softhca_guest ulp 1500 "$top/scripts/tests/ulp-guest.sh" "${ulps[@]}"

@@ -198,22 +198,24 @@ nfs_tree() {
 	done
 }
 
-# tree_write_read MNT EXPORT: the tree written through the mount MNT,
-# then read back through a fresh mount and on the server's side, EXPORT,
-# by checksum.
+# tree_same DIR: DIR holds the tree tree_write_read wrote, by checksum.
+tree_same() {
+	(cd "$1" && sha256sum --quiet -c /tmp/ulp-tree.sum)
+}
+
+# tree_write_read MNT EXPORT MOUNT...: the tree written through the mount
+# MNT, read back through it and on the server's side, EXPORT; then MNT
+# unmounted, mounted again by MOUNT... and the tree read back through the
+# fresh mount.
 tree_write_read() {
 	local src=/tmp/ulp-tree mnt=$1 export=$2
+	shift 2
 	rm -rf "$src" && nfs_tree "$src" &&
 		(cd "$src" && find . -type f -print0 | sort -z |
 			xargs -0 sha256sum) >/tmp/ulp-tree.sum &&
 		cp -a "$src/." "$mnt/" && sync &&
-		(cd "$mnt" && sha256sum --quiet -c /tmp/ulp-tree.sum) &&
-		(cd "$export" && sha256sum --quiet -c /tmp/ulp-tree.sum)
-}
-
-nfs_write_read() {
-	tree_write_read "$mnt" "$export" && umount "$mnt" && nfs_mount &&
-		(cd "$mnt" && sha256sum --quiet -c /tmp/ulp-tree.sum)
+		tree_same "$mnt" && tree_same "$export" &&
+		umount "$mnt" && "$@" && tree_same "$mnt"
 }
 
 # The client's transport for the mount is RPC-over-RDMA, on softhca0:
@@ -229,7 +231,7 @@ nfs_over_rdma() {
 nfs_suite() {
 	must ulp/nfs-server nfs_server || return 0
 	must ulp/nfs-mount nfs_mount || return 0
-	check ulp/nfs-write-read nfs_write_read
+	check ulp/nfs-write-read tree_write_read "$mnt" "$export" nfs_mount
 	check ulp/nfs-over-rdma nfs_over_rdma
 	check ulp/nfs-umount umount "$mnt"
 }
@@ -310,8 +312,7 @@ iser_disk() {
 	s=$(iser_session) && scsi_disk "$s"
 }
 
-# open-iscsi's initiator, through its iser interface (no TCP: the
-# target's portal has no TCP listener of its own for this node).
+# open-iscsi's initiator, through its built-in iser interface.
 iser_login() {
 	{ mkdir -p /run/lock/iscsi && iscsid &&
 		iscsiadm -m node -o new -T "$iqn" -p "$portal" -I iser >/dev/null &&
@@ -460,23 +461,19 @@ smb_listening() {
 			grep -q LISTEN; }
 }
 
-# smb_mount [rdma]: the share, over SMB Direct or over TCP.
+# smb_mount rdma|tcp: the share, over SMB Direct or over TCP.
 smb_mount() {
-	mount -t cifs "//$addr/ulp" "$smb_mnt" \
-		-o "${1:+$1,}vers=3.1.1,username=ulp,password=ulp-pass" &&
-		grep -q " $smb_mnt cifs .*${1:-}" /proc/mounts
+	local opts=vers=3.1.1,username=ulp,password=ulp-pass line
+	[ "$1" = tcp ] || opts=$1,$opts
+	mount -t cifs "//$addr/ulp" "$smb_mnt" -o "$opts" &&
+		line=$(grep " $smb_mnt cifs " /proc/mounts) &&
+		{ [ "$1" = tcp ] || [[ $line == *rdma* ]]; }
 }
 
 # The share mounts over TCP: what SMB Direct's case then adds is the
 # transport's.
 smb_over_tcp() {
-	smb_mount && umount "$smb_mnt"
-}
-
-smb_write_read() {
-	tree_write_read "$smb_mnt" "$smb_share" && umount "$smb_mnt" &&
-		smb_mount rdma &&
-		(cd "$smb_mnt" && sha256sum --quiet -c /tmp/ulp-tree.sum)
+	smb_mount tcp && umount "$smb_mnt"
 }
 
 smb_on_softhca() {
@@ -493,7 +490,8 @@ smb_suite() {
 		return 0
 	fi
 	must ulp/smb-mount smb_mount rdma || return 0
-	check ulp/smb-write-read smb_write_read
+	check ulp/smb-write-read tree_write_read "$smb_mnt" "$smb_share" \
+		smb_mount rdma
 	check ulp/smb-on-softhca smb_on_softhca
 	check ulp/smb-umount umount "$smb_mnt"
 }
@@ -519,15 +517,21 @@ flap_io() {
 		wait $pid
 		return 1
 	fi
-	wait $pid && (cd "$mnt" && sha256sum --quiet -c /tmp/ulp-tree.sum) &&
+	wait $pid && tree_same "$mnt" &&
 		nvme_disconnect && umount "$mnt"
 }
 
-flap_suite() {
+# The NVMe-oF and NFS targets the nvme and nfs suites set up, which flap
+# and removal use.
+targets_set_up() {
 	if [ ! -d "$nvmet/ports/1" ] || [ ! -d "$export" ]; then
-		fail ulp/flap "the nvme and nfs suites set up the targets: run them first"
-		return 0
+		echo "no targets: run the nvme and nfs suites first"
+		return 1
 	fi
+}
+
+flap_suite() {
+	must ulp/flap-targets targets_set_up || return 0
 	check ulp/flap-carrier-mid-io flap_io
 }
 
@@ -538,10 +542,6 @@ flap_suite() {
 # will never complete: every ULP gets DEVICE_REMOVAL and lets go.
 removal_connect() {
 	local disk writes
-	if [ ! -d "$nvmet/ports/1" ] || [ ! -d "$export" ]; then
-		echo "the nvme and nfs suites set up the targets: run them first"
-		return 1
-	fi
 	nvme_connect && nfs_mount && disk=$(nvme_disk) || return 1
 	writes=$(nvme_writes)
 	fio --name=removal --filename="$disk" --direct=1 --ioengine=libaio \
@@ -595,12 +595,12 @@ removal_again() {
 		ln -s "$nvmet/subsystems/$nqn" "$p/subsystems/$nqn" &&
 		nvme_connect && nvme_fio --rw=randwrite --do_verify=1 &&
 		nfs_mount &&
-		(cd "$mnt" && sha256sum --quiet -c /tmp/ulp-tree.sum) &&
-		nvme_disconnect && umount "$mnt"; } ||
+		tree_same "$mnt" && nvme_disconnect && umount "$mnt"; } ||
 		keep_state "ULPs on the link added back"
 }
 
 removal_suite() {
+	must ulp/removal-targets targets_set_up || return 0
 	must ulp/removal-connected removal_connect || return 0
 	check ulp/removal-link-delete removal_by "rdma link delete softhca0"
 	must ulp/removal-link-again removal_again || return 0
