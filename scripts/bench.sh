@@ -109,6 +109,9 @@ figures() {
 		done
 		echo "write_rate_8_q4 Mpps"
 		echo "send_rate_8_q4 Mpps"
+		echo "write_rate_8_q4_post_send Mpps"
+		echo "send_lat_2_post_send_typ us"
+		echo "send_lat_2_post_send_p99 us"
 	}
 	echo "kernel_ops_64 ops/s"
 	echo "kernel_rtt_64 us"

@@ -26,7 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "softhca.h"
+#include "ring.h"
 
 /*
  * Maps a ring the kernel described in a create response; min_entry is the
@@ -70,29 +70,6 @@ void softhca_ring_unmap(struct softhca_ring *ring)
 	ring->map = NULL;
 }
 
-static void *ring_entry(const struct softhca_ring *ring, uint32_t index)
-{
-	return (char *)ring->entries +
-	       (size_t)(index & (ring->num - 1)) * ring->entry_size;
-}
-
-/* Free entries for this side to produce into. */
-static uint32_t ring_room(const struct softhca_ring *ring)
-{
-	/* Acquire: a slot is reused only after the kernel read it. */
-	uint32_t used = ring->index -
-			__atomic_load_n(&ring->ctrl->consumer, __ATOMIC_ACQUIRE);
-
-	return used <= ring->num ? ring->num - used : 0;
-}
-
-static void ring_produced(struct softhca_ring *ring, uint32_t n)
-{
-	ring->index += n;
-	/* Release: the entries are written before the index publishes them. */
-	__atomic_store_n(&ring->ctrl->producer, ring->index, __ATOMIC_RELEASE);
-}
-
 /* Whether the kernel asked to be told of what was just produced. */
 static int ring_doorbell_wanted(const struct softhca_ring *ring)
 {
@@ -115,10 +92,25 @@ static const struct {
 	{ SOFTHCA_CQE_INV, IBV_WC_WITH_INV },
 };
 
-static void cqe_to_wc(const struct softhca_cqe *cqe, struct ibv_wc *wc)
+void softhca_polled(void)
 {
+	polled_since_post = 1;
+}
+
+unsigned int softhca_cqe_wc_flags(const struct softhca_cqe *cqe)
+{
+	unsigned int flags = 0;
 	size_t i;
 
+	for (i = 0; i < sizeof(softhca_wc_flags) / sizeof(softhca_wc_flags[0]);
+	     i++)
+		if (cqe->flags & softhca_wc_flags[i].cqe)
+			flags |= softhca_wc_flags[i].wc;
+	return flags;
+}
+
+static void cqe_to_wc(const struct softhca_cqe *cqe, struct ibv_wc *wc)
+{
 	/* ib_uverbs_wc_status and _opcode are libibverbs' numbers. */
 	*wc = (struct ibv_wc){
 		.wr_id = cqe->wr_id,
@@ -129,15 +121,12 @@ static void cqe_to_wc(const struct softhca_cqe *cqe, struct ibv_wc *wc)
 		.qp_num = cqe->qp_num,
 		.src_qp = cqe->src_qp,
 		.pkey_index = cqe->pkey_index,
+		.wc_flags = softhca_cqe_wc_flags(cqe),
 	};
 	if (cqe->flags & SOFTHCA_CQE_INV)
 		wc->invalidated_rkey = cqe->ex;
 	else
 		wc->imm_data = cqe->ex;	/* big endian in the CQE already */
-	for (i = 0; i < sizeof(softhca_wc_flags) / sizeof(softhca_wc_flags[0]);
-	     i++)
-		if (cqe->flags & softhca_wc_flags[i].cqe)
-			wc->wc_flags |= softhca_wc_flags[i].wc;
 }
 
 int softhca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
@@ -148,18 +137,12 @@ int softhca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	int n;
 
 	pthread_spin_lock(&cq->lock);
-	/* Acquire: the CQEs are read after the index that published them. */
-	avail = __atomic_load_n(&ring->ctrl->producer, __ATOMIC_ACQUIRE) -
-		ring->index;
-	if (avail > ring->num)
-		avail = 0;
+	avail = ring_avail(ring);
 	for (n = 0; n < num_entries && (uint32_t)n < avail; n++)
 		cqe_to_wc(ring_entry(ring, ring->index + n), &wc[n]);
-	ring->index += n;
+	ring_consumed(ring, n);
 	if (n)
 		polled_since_post = 1;
-	/* Release: the CQEs are read before their slots are freed. */
-	__atomic_store_n(&ring->ctrl->consumer, ring->index, __ATOMIC_RELEASE);
 	pthread_spin_unlock(&cq->lock);
 	return n;
 }
@@ -189,8 +172,7 @@ void softhca_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
 		else if (dropped)
 			memcpy(ring_entry(ring, i + dropped), cqe, sizeof(*cqe));
 	}
-	ring->index += dropped;
-	__atomic_store_n(&ring->ctrl->consumer, ring->index, __ATOMIC_RELEASE);
+	ring_consumed(ring, dropped);
 	pthread_spin_unlock(&cq->lock);
 }
 
@@ -219,7 +201,7 @@ int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 /* --- send queue ------------------------------------------------------- */
 
 /* Which opcodes each QP type may post; the kernel checks them again. */
-static int send_op_ok(const struct ibv_qp *ibqp, enum ibv_wr_opcode op)
+int softhca_send_op_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 {
 	switch (op) {
 	case IBV_WR_SEND:
@@ -228,15 +210,73 @@ static int send_op_ok(const struct ibv_qp *ibqp, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_LOCAL_INV:
-		return ibqp->qp_type == IBV_QPT_RC || ibqp->qp_type == IBV_QPT_UC;
+		return type == IBV_QPT_RC || type == IBV_QPT_UC;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
-		return ibqp->qp_type == IBV_QPT_RC;
+		return type == IBV_QPT_RC;
 	default:
 		return 0;
 	}
+}
+
+static const struct {
+	unsigned int send;
+	uint8_t wqe;
+} softhca_wqe_flags[] = {
+	{ IBV_SEND_SIGNALED, SOFTHCA_WQE_SIGNALED },
+	{ IBV_SEND_SOLICITED, SOFTHCA_WQE_SOLICITED },
+	{ IBV_SEND_FENCE, SOFTHCA_WQE_FENCE },
+};
+
+/* Starts a send WQE: its header, with no SGE and no operand yet. */
+void softhca_wqe_begin(const struct softhca_qp *qp,
+		       struct softhca_send_wqe *wqe, uint64_t wr_id,
+		       enum ibv_wr_opcode op, unsigned int send_flags)
+{
+	size_t i;
+
+	*wqe = (struct softhca_send_wqe){
+		.wr_id = wr_id,
+		.opcode = op,
+	};
+	if (qp->sq_sig_all)
+		wqe->flags |= SOFTHCA_WQE_SIGNALED;
+	for (i = 0; i < sizeof(softhca_wqe_flags) / sizeof(softhca_wqe_flags[0]);
+	     i++)
+		if (send_flags & softhca_wqe_flags[i].send)
+			wqe->flags |= softhca_wqe_flags[i].wqe;
+}
+
+/*
+ * Appends @len bytes at @addr to the WQE's inline data, copied now: the
+ * caller may reuse its buffers on return.  Returns 0 or EINVAL when the
+ * QP's inline size would be passed.
+ */
+int softhca_wqe_inline_add(const struct softhca_qp *qp,
+			   struct softhca_send_wqe *wqe, const void *addr,
+			   size_t len)
+{
+	if (len > qp->max_inline - wqe->inline_len)
+		return EINVAL;
+	memcpy((char *)(wqe + 1) + wqe->inline_len, addr, len);
+	wqe->flags |= SOFTHCA_WQE_INLINE;
+	wqe->inline_len += len;
+	return 0;
+}
+
+void softhca_wqe_sges(struct softhca_sge *sge, const struct ibv_sge *sg,
+		      size_t num)
+{
+	size_t i;
+
+	for (i = 0; i < num; i++)
+		sge[i] = (struct softhca_sge){
+			.addr = sg[i].addr,
+			.length = sg[i].length,
+			.lkey = sg[i].lkey,
+		};
 }
 
 static uint32_t send_wqe_ex(const struct ibv_send_wr *wr)
@@ -281,68 +321,54 @@ static void send_wqe_op(struct softhca_send_wqe *wqe,
 	}
 }
 
-/* Copies inline data now: the caller may reuse its buffers on return. */
-static int send_wqe_inline(struct softhca_qp *qp,
-			   struct softhca_send_wqe *wqe,
-			   const struct ibv_send_wr *wr)
-{
-	char *data = (char *)(wqe + 1);
-	uint32_t len = 0;
-	int i;
-
-	for (i = 0; i < wr->num_sge; i++) {
-		if (wr->sg_list[i].length > qp->max_inline - len)
-			return EINVAL;
-		memcpy(data + len, (void *)(uintptr_t)wr->sg_list[i].addr,
-		       wr->sg_list[i].length);
-		len += wr->sg_list[i].length;
-	}
-	wqe->flags |= SOFTHCA_WQE_INLINE;
-	wqe->inline_len = len;
-	return 0;
-}
-
-static void wqe_sges(struct softhca_sge *sge, const struct ibv_sge *sg,
-		     int num)
-{
-	int i;
-
-	for (i = 0; i < num; i++)
-		sge[i] = (struct softhca_sge){
-			.addr = sg[i].addr,
-			.length = sg[i].length,
-			.lkey = sg[i].lkey,
-		};
-}
-
 static int send_wqe_write(struct softhca_qp *qp, struct softhca_send_wqe *wqe,
 			  const struct ibv_send_wr *wr)
 {
 	struct ibv_qp *ibqp = &qp->vqp.qp;
+	int i, ret;
 
-	if (!send_op_ok(ibqp, wr->opcode) || wr->num_sge < 0 ||
-	    (uint32_t)wr->num_sge > qp->max_send_sge)
+	if (!softhca_send_op_ok(ibqp->qp_type, wr->opcode) ||
+	    wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge)
 		return EINVAL;
 	if (ibqp->qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return EINVAL;
 
-	*wqe = (struct softhca_send_wqe){
-		.wr_id = wr->wr_id,
-		.opcode = wr->opcode,
-		.num_sge = wr->num_sge,
-		.ex = send_wqe_ex(wr),
-	};
-	if (wr->send_flags & IBV_SEND_SIGNALED || qp->sq_sig_all)
-		wqe->flags |= SOFTHCA_WQE_SIGNALED;
-	if (wr->send_flags & IBV_SEND_SOLICITED)
-		wqe->flags |= SOFTHCA_WQE_SOLICITED;
-	if (wr->send_flags & IBV_SEND_FENCE)
-		wqe->flags |= SOFTHCA_WQE_FENCE;
+	softhca_wqe_begin(qp, wqe, wr->wr_id, wr->opcode, wr->send_flags);
+	wqe->ex = send_wqe_ex(wr);
 	send_wqe_op(wqe, wr, ibqp->qp_type);
-	if (wr->send_flags & IBV_SEND_INLINE)
-		return send_wqe_inline(qp, wqe, wr);
-	wqe_sges((struct softhca_sge *)(wqe + 1), wr->sg_list, wr->num_sge);
+	if (!(wr->send_flags & IBV_SEND_INLINE)) {
+		wqe->num_sge = wr->num_sge;
+		softhca_wqe_sges((struct softhca_sge *)(wqe + 1), wr->sg_list,
+				 wr->num_sge);
+		return 0;
+	}
+	for (i = 0; i < wr->num_sge; i++) {
+		ret = softhca_wqe_inline_add(qp, wqe,
+				(void *)(uintptr_t)wr->sg_list[i].addr,
+				wr->sg_list[i].length);
+		if (ret)
+			return ret;
+	}
 	return 0;
+}
+
+/*
+ * After @n send WQEs were published (and the send lock dropped): rings the
+ * doorbell if the kernel asked for one.  Returns 0 or an errno value.
+ */
+int softhca_sq_kick(struct softhca_qp *qp, uint32_t n)
+{
+	struct softhca_ring *sq = &qp->sq;
+	struct ibv_send_wr *none;
+	int waits = polled_since_post;
+
+	polled_since_post = 0;
+	if (!n || !ring_doorbell_wanted(sq))
+		return 0;
+	/* Read by the kernel in the system call. */
+	__atomic_store_n(&sq->ctrl->poster_waits, waits, __ATOMIC_RELAXED);
+	/* The doorbell: an empty WR list kicks the engine. */
+	return ibv_cmd_post_send(&qp->vqp.qp, NULL, &none);
 }
 
 int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
@@ -351,7 +377,7 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct softhca_qp *qp = to_sqp(ibqp);
 	struct softhca_ring *sq = &qp->sq;
 	uint32_t room, n = 0;
-	int ret = 0, db, waits;
+	int ret = 0, db;
 
 	/* The IBA takes sends from RTS on (and flushes them in errors). */
 	if (ibqp->state < IBV_QPS_RTS) {
@@ -374,20 +400,8 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	pthread_spin_unlock(&qp->sq_lock);
 	if (ret)
 		*bad_wr = wr;
-	waits = polled_since_post;
-	polled_since_post = 0;
-	if (n && ring_doorbell_wanted(sq)) {
-		/* The doorbell: an empty WR list kicks the engine. */
-		struct ibv_send_wr *none;
-
-		/* Read by the kernel in the system call. */
-		__atomic_store_n(&sq->ctrl->poster_waits, waits,
-				 __ATOMIC_RELAXED);
-		db = ibv_cmd_post_send(ibqp, NULL, &none);
-		if (db && !ret)
-			ret = db;
-	}
-	return ret;
+	db = softhca_sq_kick(qp, n);
+	return ret ? ret : db;
 }
 
 /* --- receive queue and SRQ ----------------------------------------- */
@@ -420,8 +434,8 @@ static int recv_ring_post(struct softhca_ring *ring, pthread_spinlock_t *lock,
 			.wr_id = wr->wr_id,
 			.num_sge = wr->num_sge,
 		};
-		wqe_sges((struct softhca_sge *)(wqe + 1), wr->sg_list,
-			 wr->num_sge);
+		softhca_wqe_sges((struct softhca_sge *)(wqe + 1),
+				 wr->sg_list, wr->num_sge);
 	}
 	if (n)
 		ring_produced(ring, n);

@@ -164,10 +164,16 @@ struct verbs_context_ops {
 	struct ibv_cq *(*create_cq)(struct ibv_context *context,	/* 15 */
 				    int cqe, struct ibv_comp_channel *channel,
 				    int comp_vector);
-	rcp_op_slot reserved_16_18[3];			/* create_cq_ex .. create_flow_action_esp */
+	struct ibv_cq_ex *(*create_cq_ex)(			/* 16 */
+		struct ibv_context *context,
+		struct ibv_cq_init_attr_ex *init_attr);
+	rcp_op_slot reserved_17_18[2];			/* create_flow .. create_flow_action_esp */
 	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,		/* 19 */
 				    struct ibv_qp_init_attr *attr);
-	rcp_op_slot reserved_20_21[2];			/* create_qp_ex .. create_rwq_ind_table */
+	struct ibv_qp *(*create_qp_ex)(				/* 20 */
+		struct ibv_context *context,
+		struct ibv_qp_init_attr_ex *qp_init_attr_ex);
+	rcp_op_slot reserved_21[1];			/* create_rwq_ind_table */
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,	/* 22 */
 				      struct ibv_srq_init_attr *init_attr);
 	rcp_op_slot reserved_23_25[3];			/* create_srq_ex .. dealloc_mw */
@@ -259,6 +265,17 @@ RCP_CMD(query_qp, ib_uverbs_query_qp);
 RCP_CMD(rereg_mr, ib_uverbs_rereg_mr);
 RCP_CMD(resize_cq, ib_uverbs_resize_cq);
 RCP_CMD(create_srq, ib_uverbs_create_srq);
+
+/* Extended commands: both headers, then the kernel's request. */
+#define RCP_CMD_EX(name, kabi)						\
+	struct rcp_##name##_cmd {					\
+		struct ib_uverbs_cmd_hdr hdr;				\
+		struct ib_uverbs_ex_cmd_hdr ex_hdr;			\
+		struct kabi core;					\
+	}
+
+RCP_CMD_EX(create_cq_ex, ib_uverbs_ex_create_cq);
+RCP_CMD_EX(create_qp_ex, ib_uverbs_ex_create_qp);
 RCP_CMD(modify_srq, ib_uverbs_modify_srq);
 RCP_CMD(query_srq, ib_uverbs_query_srq);
 
@@ -311,6 +328,13 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_cq *cq, struct rcp_create_cq_cmd *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
+/* cmd_flags: none of the core's CREATE_CQ_CMD_FLAGS_* apply to softhca. */
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_cq *cq, struct rcp_create_cq_ex_cmd *cmd,
+			 size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size, uint32_t cmd_flags);
 int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe,
 		      struct rcp_resize_cq_cmd *cmd, size_t cmd_size,
 		      struct ib_uverbs_resize_cq_resp *resp, size_t resp_size);
@@ -319,6 +343,11 @@ int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
 		      struct ibv_qp_init_attr *attr,
 		      struct rcp_create_qp_cmd *cmd, size_t cmd_size,
 		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
+			  struct ibv_qp_init_attr_ex *attr_ex,
+			  struct rcp_create_qp_ex_cmd *cmd, size_t cmd_size,
+			  struct ib_uverbs_ex_create_qp_resp *resp,
+			  size_t resp_size);
 int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
 		     struct rcp_query_qp_cmd *cmd, size_t cmd_size);
@@ -458,7 +487,9 @@ RCP_ASSERT_SIZE(verbs_device, 712);
 RCP_ASSERT_OFF(verbs_context_ops, alloc_pd, 5 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, create_ah, 13 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, create_cq, 15 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, create_cq_ex, 16 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, create_qp, 19 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, create_qp_ex, 20 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, create_srq, 22 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, dealloc_pd, 26 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, dereg_mr, 28 * 8);
@@ -487,6 +518,8 @@ RCP_ASSERT_SIZE(verbs_mr, 56);
 RCP_ASSERT_SIZE(verbs_cq, 288);
 RCP_ASSERT_OFF(verbs_qp, comp_mask, 352);
 RCP_ASSERT_OFF(verbs_qp, xrcd, 360);
+/* verbs_qp.comp_mask: the QP's ibv_qp_ex part is filled in. */
+#define RCP_VERBS_QP_EX (1u << 1)
 RCP_ASSERT_SIZE(verbs_qp, 368);
 
 /* Command buffers: header, then exactly the kernel's request. */
@@ -504,6 +537,8 @@ RCP_ASSERT_SIZE(rcp_resize_cq_cmd, 24);
 RCP_ASSERT_SIZE(rcp_create_srq_cmd, 40);
 RCP_ASSERT_SIZE(rcp_modify_srq_cmd, 24);
 RCP_ASSERT_SIZE(rcp_query_srq_cmd, 24);
+RCP_ASSERT_SIZE(rcp_create_cq_ex_cmd, 56);
+RCP_ASSERT_SIZE(rcp_create_qp_ex_cmd, 88);
 RCP_ASSERT_SIZE(verbs_context_ops, 76 * 8);
 
 #endif /* SOFTHCA_RDMA_CORE_PRIVATE_H */

@@ -35,6 +35,16 @@ struct softhca_resize_cq_resp_buf {
 	struct softhca_create_cq_resp drv;
 };
 
+struct softhca_create_cq_ex_resp_buf {
+	struct ib_uverbs_ex_create_cq_resp ibv;
+	struct softhca_create_cq_resp drv;
+};
+
+struct softhca_create_qp_ex_resp_buf {
+	struct ib_uverbs_ex_create_qp_resp ibv;
+	struct softhca_create_qp_resp drv;
+};
+
 struct softhca_create_srq_resp_buf {
 	struct ib_uverbs_create_srq_resp ibv;
 	struct softhca_create_srq_resp drv;
@@ -46,6 +56,12 @@ _Static_assert(offsetof(struct softhca_create_cq_resp_buf, drv) ==
 _Static_assert(offsetof(struct softhca_create_qp_resp_buf, drv) ==
 	       sizeof(struct ib_uverbs_create_qp_resp),
 	       "no padding between core and softhca create_qp response");
+_Static_assert(offsetof(struct softhca_create_cq_ex_resp_buf, drv) ==
+	       sizeof(struct ib_uverbs_ex_create_cq_resp),
+	       "no padding between core and softhca create_cq_ex response");
+_Static_assert(offsetof(struct softhca_create_qp_ex_resp_buf, drv) ==
+	       sizeof(struct ib_uverbs_ex_create_qp_resp),
+	       "no padding between core and softhca create_qp_ex response");
 _Static_assert(offsetof(struct softhca_create_ah_resp_buf, drv) ==
 	       sizeof(struct ib_uverbs_create_ah_resp),
 	       "no padding between core and softhca create_ah response");
@@ -131,39 +147,95 @@ int softhca_dereg_mr(struct verbs_mr *vmr)
 
 /* --- CQ --------------------------------------------------------------- */
 
+static struct softhca_cq *softhca_cq_alloc(void)
+{
+	struct softhca_cq *cq = calloc(1, sizeof(*cq));
+	int err;
+
+	if (!cq)
+		return NULL;
+	err = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (err) {
+		free(cq);
+		errno = err;
+		return NULL;
+	}
+	return cq;
+}
+
+static void softhca_cq_free(struct softhca_cq *cq)
+{
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+}
+
+/*
+ * After the create command, which returned @err: maps the ring, or undoes
+ * what was done and sets errno.  Returns 0 or the errno value.
+ */
+static int softhca_cq_created(struct ibv_context *ibctx,
+			      struct softhca_cq *cq, int err,
+			      const struct softhca_create_cq_resp *resp)
+{
+	if (!err) {
+		err = softhca_ring_map(ibctx, &cq->ring, &resp->cq,
+				       sizeof(struct softhca_cqe));
+		if (err)
+			ibv_cmd_destroy_cq(&cq->vcq.cq);
+	}
+	if (err) {
+		softhca_cq_free(cq);
+		errno = err;
+	}
+	return err;
+}
+
 struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
 				 struct ibv_comp_channel *channel,
 				 int comp_vector)
 {
 	struct rcp_create_cq_cmd cmd = {};
 	struct softhca_create_cq_resp_buf resp = {};
+	struct softhca_cq *cq = softhca_cq_alloc();
+	int err;
+
+	if (!cq)
+		return NULL;
+	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
+				&cmd, sizeof(cmd), &resp.ibv, sizeof(resp));
+	if (softhca_cq_created(ibctx, cq, err, &resp.drv))
+		return NULL;
+	return &cq->vcq.cq;
+}
+
+/*
+ * The extended CQ is the same ring, read through ibv_start_poll and the
+ * ibv_wc_read_* accessors as well as ibv_poll_cq.  Timestamps, VLANs,
+ * flow tags and tag matching are not offered: EOPNOTSUPP.
+ */
+struct ibv_cq_ex *softhca_create_cq_ex(struct ibv_context *ibctx,
+				       struct ibv_cq_init_attr_ex *attr)
+{
+	struct rcp_create_cq_ex_cmd cmd = {};
+	struct softhca_create_cq_ex_resp_buf resp = {};
 	struct softhca_cq *cq;
 	int err;
 
-	cq = calloc(1, sizeof(*cq));
+	if (attr->wc_flags & ~(uint64_t)SOFTHCA_WC_EX_FLAGS ||
+	    attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	cq = softhca_cq_alloc();
 	if (!cq)
 		return NULL;
-	err = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (err)
-		goto err_free;
-	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
-				&cmd, sizeof(cmd), &resp.ibv, sizeof(resp));
-	if (err)
-		goto err_lock;
-	err = softhca_ring_map(ibctx, &cq->ring, &resp.drv.cq,
-			       sizeof(struct softhca_cqe));
-	if (err)
-		goto err_destroy;
-	return &cq->vcq.cq;
-
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->vcq.cq);
-err_lock:
-	pthread_spin_destroy(&cq->lock);
-err_free:
-	free(cq);
-	errno = err;
-	return NULL;
+	/* The kernel refuses creation flags: it has none to offer. */
+	err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd, sizeof(cmd),
+				   &resp.ibv, sizeof(resp), 0);
+	if (softhca_cq_created(ibctx, cq, err, &resp.drv))
+		return NULL;
+	softhca_cq_ex_init(cq);
+	return &cq->vcq.cq_ex;
 }
 
 /*
@@ -203,8 +275,7 @@ int softhca_destroy_cq(struct ibv_cq *ibcq)
 	if (err)
 		return err;
 	softhca_ring_unmap(&cq->ring);
-	pthread_spin_destroy(&cq->lock);
-	free(cq);
+	softhca_cq_free(cq);
 	return 0;
 }
 
@@ -216,25 +287,6 @@ static uint32_t softhca_send_entry_min(const struct ibv_qp_cap *cap)
 
 	return sizeof(struct softhca_send_wqe) +
 	       (sges > cap->max_inline_data ? sges : cap->max_inline_data);
-}
-
-static int softhca_qp_map(struct ibv_context *ibctx, struct softhca_qp *qp,
-			  const struct softhca_create_qp_resp *maps,
-			  const struct ibv_qp_init_attr *attr)
-{
-	int err;
-
-	err = softhca_ring_map(ibctx, &qp->sq, &maps->sq,
-			       softhca_send_entry_min(&attr->cap));
-	if (err || attr->srq)
-		return err;
-	err = softhca_ring_map(ibctx, &qp->rq, &maps->rq,
-			       sizeof(struct softhca_recv_wqe) +
-			       attr->cap.max_recv_sge *
-			       sizeof(struct softhca_sge));
-	if (err)
-		softhca_ring_unmap(&qp->sq);
-	return err;
 }
 
 static int softhca_qp_locks_init(struct softhca_qp *qp)
@@ -255,42 +307,126 @@ static void softhca_qp_locks_destroy(struct softhca_qp *qp)
 	pthread_spin_destroy(&qp->sq_lock);
 }
 
+static struct softhca_qp *softhca_qp_alloc(void)
+{
+	struct softhca_qp *qp = calloc(1, sizeof(*qp));
+	int err;
+
+	if (!qp)
+		return NULL;
+	err = softhca_qp_locks_init(qp);
+	if (err) {
+		free(qp);
+		errno = err;
+		return NULL;
+	}
+	return qp;
+}
+
+static void softhca_qp_free(struct softhca_qp *qp)
+{
+	softhca_qp_locks_destroy(qp);
+	free(qp);
+}
+
+/*
+ * After the create command, which returned @err: maps the rings the kernel
+ * described, sized for the capabilities it gave the QP (in @cap), or
+ * undoes what was done and sets errno.  Returns 0 or the errno value.
+ */
+static int softhca_qp_created(struct ibv_context *ibctx,
+			      struct softhca_qp *qp, int err,
+			      const struct softhca_create_qp_resp *maps,
+			      const struct ibv_qp_cap *cap, int sq_sig_all)
+{
+	if (err)
+		goto err_free;
+	err = softhca_ring_map(ibctx, &qp->sq, &maps->sq,
+			       softhca_send_entry_min(cap));
+	if (err)
+		goto err_destroy;
+	if (!qp->vqp.qp.srq) {
+		err = softhca_ring_map(ibctx, &qp->rq, &maps->rq,
+				       sizeof(struct softhca_recv_wqe) +
+				       cap->max_recv_sge *
+				       sizeof(struct softhca_sge));
+		if (err)
+			goto err_unmap_sq;
+	}
+	qp->max_send_sge = cap->max_send_sge;
+	qp->max_recv_sge = cap->max_recv_sge;
+	qp->max_inline = cap->max_inline_data;
+	qp->sq_sig_all = sq_sig_all;
+	return 0;
+
+err_unmap_sq:
+	softhca_ring_unmap(&qp->sq);
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_free:
+	softhca_qp_free(qp);
+	errno = err;
+	return err;
+}
+
 struct ibv_qp *softhca_create_qp(struct ibv_pd *pd,
 				 struct ibv_qp_init_attr *attr)
 {
 	struct rcp_create_qp_cmd cmd = {};
 	struct softhca_create_qp_resp_buf resp = {};
-	struct softhca_qp *qp;
+	struct softhca_qp *qp = softhca_qp_alloc();
 	int err;
 
-	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
-	err = softhca_qp_locks_init(qp);
-	if (err)
-		goto err_free;
 	/* The kernel answers with the capabilities it gave the QP. */
 	err = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
 				&resp.ibv, sizeof(resp));
-	if (err)
-		goto err_locks;
-	err = softhca_qp_map(pd->context, qp, &resp.drv, attr);
-	if (err)
-		goto err_destroy;
-	qp->max_send_sge = attr->cap.max_send_sge;
-	qp->max_recv_sge = attr->cap.max_recv_sge;
-	qp->max_inline = attr->cap.max_inline_data;
-	qp->sq_sig_all = attr->sq_sig_all;
+	if (softhca_qp_created(pd->context, qp, err, &resp.drv, &attr->cap,
+			       attr->sq_sig_all))
+		return NULL;
 	return &qp->vqp.qp;
+}
 
-err_destroy:
-	ibv_cmd_destroy_qp(&qp->vqp.qp);
-err_locks:
-	softhca_qp_locks_destroy(qp);
-err_free:
-	free(qp);
-	errno = err;
-	return NULL;
+/*
+ * The extended QP: the same QP, with the ibv_wr_* post API besides
+ * ibv_post_send.  It takes the operations softhca executes on the QP's
+ * type; XRC, TSO, RSS and parent domains are not offered: EOPNOTSUPP, as
+ * the kernel answers creation flags other than none.
+ */
+struct ibv_qp *softhca_create_qp_ex(struct ibv_context *ibctx,
+				    struct ibv_qp_init_attr_ex *attr)
+{
+	struct rcp_create_qp_ex_cmd cmd = {};
+	struct softhca_create_qp_ex_resp_buf resp = {};
+	uint64_t send_ops = 0;
+	struct softhca_qp *qp;
+	int err;
+
+	if (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD |
+					  IBV_QP_INIT_ATTR_CREATE_FLAGS |
+					  IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		send_ops = attr->send_ops_flags;
+		if (send_ops & ~softhca_send_ops(attr->qp_type)) {
+			errno = EOPNOTSUPP;
+			return NULL;
+		}
+	}
+	qp = softhca_qp_alloc();
+	if (!qp)
+		return NULL;
+	err = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd, sizeof(cmd),
+				    &resp.ibv, sizeof(resp));
+	if (softhca_qp_created(ibctx, qp, err, &resp.drv, &attr->cap,
+			       attr->sq_sig_all))
+		return NULL;
+	/* After the command: the core zeroes the QP's comp_mask. */
+	softhca_qp_ex_init(qp, send_ops);
+	return &qp->vqp.qp;
 }
 
 /*
@@ -349,8 +485,7 @@ int softhca_destroy_qp(struct ibv_qp *ibqp)
 		return err;
 	softhca_ring_unmap(&qp->rq);
 	softhca_ring_unmap(&qp->sq);
-	softhca_qp_locks_destroy(qp);
-	free(qp);
+	softhca_qp_free(qp);
 	return 0;
 }
 

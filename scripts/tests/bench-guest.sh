@@ -183,6 +183,12 @@ specs() {
 	done
 	echo "write_rate_8_q4 5 ib_write_bw -s 8 -q 4 -n $(iters 5000)"
 	echo "send_rate_8_q4 5 ib_send_bw -s 8 -q 4 -n $(iters 5000)"
+	# perftest posts through ibv_wr_* where the device has it (rdma_rxe,
+	# softhca); through ibv_post_send with this option.
+	echo "write_rate_8_q4_post_send 5 ib_write_bw -s 8 -q 4" \
+		"-n $(iters 5000) --use_old_post_send"
+	echo "send_lat_2_post_send 5,8 ib_send_lat -s 2 -n $(iters 1000)" \
+		--use_old_post_send
 }
 
 figures() {
