@@ -124,7 +124,11 @@ struct ibv_mr *softhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
-/* The kernel answers with a new MR in the old one's place, and new keys. */
+/*
+ * A new translation: the kernel puts a new MR, with new keys, in the old
+ * one's place, and the core takes its keys from the response.  A new PD
+ * or new access flags: the MR and its keys stay.
+ */
 int softhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		     void *addr, size_t length, int access)
 {

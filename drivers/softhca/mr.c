@@ -227,11 +227,15 @@ err_free_mr:
 }
 
 /*
- * rereg_mr, in place: the keys stay, as consumers that handed them out
- * expect.  A new PD and new access flags are taken under the MR's lock,
- * where every check reads them; a new translation is not offered (the
- * data path relies on a user MR's pages being fixed for its life), nor
- * write access to pages pinned read-only.
+ * rereg_mr.  A new translation makes a new MR, with new keys, registered
+ * as reg_user_mr registers one (with the new PD and access flags, or the
+ * old ones); ib_core puts it in the old one's place and deregisters the
+ * old one, which waits for the data path to let go of it.  The data path
+ * relies on a user MR's pages being fixed for its life, so they are never
+ * changed under it.  Otherwise the MR changes in place and its keys stay,
+ * as consumers that handed them out expect: a new PD and new access flags
+ * are taken under the MR's lock, where every check reads them; write
+ * access to pages pinned read-only is not offered.
  */
 struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 u64 length, u64 virt_addr, int access,
@@ -241,11 +245,15 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	unsigned long irqflags;
 	int ret;
 
-	if (mr->kind != SHCA_MR_USER || flags & IB_MR_REREG_TRANS) {
-		ibdev_dbg(ibmr->device, "rereg_mr: flags %#x not offered\n",
-			  flags);
+	if (mr->kind != SHCA_MR_USER) {
+		ibdev_dbg(ibmr->device, "rereg_mr: not a user MR\n");
 		return ERR_PTR(-EOPNOTSUPP);
 	}
+	/* ib_core passes the MR's own PD when the PD does not change. */
+	if (flags & IB_MR_REREG_TRANS)
+		return shca_reg_user_mr(pd, start, length, virt_addr,
+					flags & IB_MR_REREG_ACCESS ?
+					access : mr->access, udata);
 	ret = shca_udata_no_request(ibmr->device, udata, "rereg_mr");
 	if (ret)
 		return ERR_PTR(ret);

@@ -310,10 +310,14 @@ static void ah_mr_cases(struct ibv_pd *pd)
 
 		expect("reg_mr: read-only", ro ? 0 : errno, 0);
 		if (ro) {
-			expect("rereg_mr: a new translation (not offered)",
+			expect("rereg_mr: a new translation onto unmapped memory",
 			       ibv_rereg_mr(ro, IBV_REREG_MR_CHANGE_TRANSLATION,
-					    NULL, buf, 4096, 0) ? errno : 0,
-			       EOPNOTSUPP);
+					    NULL, (void *)4096, 4096, 0) ?
+			       errno : 0, EFAULT);
+			expect("rereg_mr: a new translation",
+			       ibv_rereg_mr(ro, IBV_REREG_MR_CHANGE_TRANSLATION,
+					    NULL, buf, 2048, 0) ? errno : 0,
+			       0);
 			expect("rereg_mr: write access to read-only pages",
 			       ibv_rereg_mr(ro, IBV_REREG_MR_CHANGE_ACCESS, NULL,
 					    NULL, 0, IBV_ACCESS_LOCAL_WRITE) ?
