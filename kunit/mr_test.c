@@ -4,7 +4,7 @@
  * full, record the access they grant, map a page list in any context,
  * register and deregister through the asynchronous API from any context,
  * wait for the data path's references on deregistration, and are counted
- * against the advertised limit without leaking.
+ * against the advertised limit without leaking; memory windows' rules.
  *
  * reg_user_mr is not exercised here: ib_umem_get() pins pages of
  * current->mm, and a KUnit test runs in a kernel thread, which has none.
@@ -386,9 +386,9 @@ static void shca_mr_check_rules(struct kunit *test)
 			-EACCES);
 	ib_dealloc_pd(other);
 
-	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(mr, ib_inc_rkey(key)),
+	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(mr, ib_inc_rkey(key), 0),
 			-EINVAL);
-	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(mr, key), 0);
+	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(mr, key, 0), 0);
 	KUNIT_EXPECT_EQ(test, shca_mr_check(mr, key, mf->pd, iova, 8, 0),
 			-EACCES);
 	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(mr, key +
@@ -588,6 +588,59 @@ static void shca_mr_alloc_dereg_cycles(struct kunit *test)
 		   (ktime_get_ns() - start) / NSEC_PER_MSEC);
 }
 
+/*
+ * Memory windows, as far as a kernel thread can take them: a window binds
+ * only to a user MR (which needs a process, see above; the integration
+ * suite's wr-api binds, uses, invalidates and deallocates them), so here
+ * it stays unbound.  Allocated as ib_core allocates one for uverbs, it has
+ * a key of its own that lookups find, is never usable as a local key nor
+ * for remote access unbound, refuses a fast-registration MR, only type 2
+ * is invalidated (and only when bound), it does not keep the MR from
+ * being deregistered, and deallocation unpublishes it.
+ */
+static void shca_mr_window_rules(struct kunit *test)
+{
+	struct shca_mr_fixture *mf = shca_mr_setup(test);
+	struct shca_mr *mr = to_shca_mr(mf->mr), *win, *got;
+	struct shca_mw *mw;
+	u32 key;
+	int type;
+
+	for (type = IB_MW_TYPE_1; type <= IB_MW_TYPE_2; type++) {
+		mw = kunit_kzalloc(test, sizeof(*mw), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, mw);
+		mw->ibmw.device = mf->pd->device;
+		mw->ibmw.pd = mf->pd;
+		mw->ibmw.type = type;
+		KUNIT_ASSERT_EQ(test, shca_alloc_mw(&mw->ibmw, NULL), 0);
+		win = mw->win;
+		key = mw->ibmw.rkey;
+		KUNIT_EXPECT_EQ(test, win->kind, SHCA_MR_WINDOW);
+
+		got = shca_mr_get(mf->dev, key);
+		KUNIT_EXPECT_PTR_EQ(test, got, win);
+		if (got)
+			shca_mr_put(got);
+		KUNIT_EXPECT_EQ(test, shca_mr_check(win, key, mf->pd, 0, 1, 0),
+				-EACCES);
+		KUNIT_EXPECT_NULL(test, shca_mw_enter(win, key, 1, mf->pd, 0,
+						      1, 0));
+		KUNIT_EXPECT_EQ(test, shca_mw_bind(win, ib_inc_rkey(key), mr, 1,
+						   mf->mr->iova, 1,
+						   IB_ACCESS_REMOTE_READ),
+				-EINVAL);
+		KUNIT_EXPECT_EQ(test, shca_mw_bind(win, ib_inc_rkey(key), NULL,
+						   1, 0, 1, 0), -EINVAL);
+		KUNIT_EXPECT_EQ(test, shca_mr_invalidate(win, key, 1), -EINVAL);
+		KUNIT_EXPECT_EQ(test, mr->windows, 0U);
+
+		KUNIT_EXPECT_EQ(test, shca_dealloc_mw(&mw->ibmw), 0);
+		KUNIT_EXPECT_NULL(test, shca_mr_get(mf->dev, key));
+	}
+	shca_mr_teardown(mf);
+	shca_expect_no_mr(test, mf->dev);
+}
+
 static struct kunit_case shca_mr_cases[] = {
 	KUNIT_CASE(shca_mr_dma_global_rkey),
 	KUNIT_CASE_PARAM(shca_mr_map_in_atomic, shca_mr_ctx_gen_params),
@@ -601,6 +654,7 @@ static struct kunit_case shca_mr_cases[] = {
 	KUNIT_CASE(shca_mr_async_reg_other_index),
 	KUNIT_CASE(shca_mr_limit),
 	KUNIT_CASE(shca_mr_alloc_dereg_cycles),
+	KUNIT_CASE(shca_mr_window_rules),
 	{}
 };
 

@@ -210,6 +210,7 @@ int softhca_send_op_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
 		return type == IBV_QPT_RC || type == IBV_QPT_UC;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
@@ -279,6 +280,17 @@ void softhca_wqe_sges(struct softhca_sge *sge, const struct ibv_sge *sg,
 		};
 }
 
+/* A BIND_MW WQE: the window's new rkey, and what it opens onto. */
+void softhca_wqe_bind(struct softhca_send_wqe *wqe, uint32_t rkey,
+		      const struct ibv_mw_bind_info *info)
+{
+	wqe->bind.mw_key = rkey;
+	wqe->bind.mr_lkey = info->mr ? info->mr->lkey : 0;
+	wqe->bind.addr = info->addr;
+	wqe->bind.length = info->length;
+	wqe->bind.access = info->mw_access_flags;
+}
+
 static uint32_t send_wqe_ex(const struct ibv_send_wr *wr)
 {
 	switch (wr->opcode) {
@@ -316,6 +328,10 @@ static void send_wqe_op(struct softhca_send_wqe *wqe,
 		wqe->atomic.swap = wr->wr.atomic.swap;
 		wqe->atomic.rkey = wr->wr.atomic.rkey;
 		break;
+	case IBV_WR_BIND_MW:
+		softhca_wqe_bind(wqe, wr->bind_mw.rkey,
+				 &wr->bind_mw.bind_info);
+		break;
 	default:
 		break;
 	}
@@ -331,6 +347,10 @@ static int send_wqe_write(struct softhca_qp *qp, struct softhca_send_wqe *wqe,
 	    wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge)
 		return EINVAL;
 	if (ibqp->qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
+		return EINVAL;
+	/* A type 1 window is bound by ibv_bind_mw, not by a work request. */
+	if (wr->opcode == IBV_WR_BIND_MW &&
+	    (!wr->bind_mw.mw || wr->bind_mw.mw->type != IBV_MW_TYPE_2))
 		return EINVAL;
 
 	softhca_wqe_begin(qp, wqe, wr->wr_id, wr->opcode, wr->send_flags);
@@ -402,6 +422,41 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		*bad_wr = wr;
 	db = softhca_sq_kick(qp, n);
 	return ret ? ret : db;
+}
+
+/*
+ * ibv_bind_mw, for type 1 windows: a BIND_MW WQE like the one a type 2
+ * window's post_send makes; the window's new rkey is ours to choose, and
+ * it is the window's from the post on.
+ */
+int softhca_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		    struct ibv_mw_bind *mw_bind)
+{
+	struct softhca_qp *qp = to_sqp(ibqp);
+	struct softhca_ring *sq = &qp->sq;
+	uint32_t rkey = ibv_inc_rkey(mw->rkey);
+	struct softhca_send_wqe *wqe;
+	uint32_t n = 0;
+	int ret = 0;
+
+	if (ibqp->state < IBV_QPS_RTS ||
+	    !softhca_send_op_ok(ibqp->qp_type, IBV_WR_BIND_MW))
+		return EINVAL;
+	pthread_spin_lock(&qp->sq_lock);
+	if (ring_room(sq)) {
+		wqe = ring_entry(sq, sq->index);
+		softhca_wqe_begin(qp, wqe, mw_bind->wr_id, IBV_WR_BIND_MW,
+				  mw_bind->send_flags);
+		softhca_wqe_bind(wqe, rkey, &mw_bind->bind_info);
+		ring_produced(sq, ++n);
+	} else {
+		ret = ENOMEM;
+	}
+	pthread_spin_unlock(&qp->sq_lock);
+	if (ret)
+		return ret;
+	mw->rkey = rkey;
+	return softhca_sq_kick(qp, n);
 }
 
 /* --- receive queue and SRQ ----------------------------------------- */

@@ -152,6 +152,7 @@ SOFTHCA_SAME_BIT(RDMA_READ);
 SOFTHCA_SAME_BIT(ATOMIC_CMP_AND_SWP);
 SOFTHCA_SAME_BIT(ATOMIC_FETCH_AND_ADD);
 SOFTHCA_SAME_BIT(LOCAL_INV);
+SOFTHCA_SAME_BIT(BIND_MW);
 SOFTHCA_SAME_BIT(SEND_WITH_INV);
 
 /* The send_ops_flags a QP of @type may be created with. */
@@ -236,6 +237,22 @@ static void qp_ex_local_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
 	wqe = qp_ex_next(to_sqp_ex(ibqp), IBV_WR_LOCAL_INV);
 	if (wqe)
 		wqe->ex = invalidate_rkey;
+}
+
+/* A type 2 window's bind; a type 1 window is ibv_bind_mw's. */
+static void qp_ex_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
+			  uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	struct softhca_qp *qp = to_sqp_ex(ibqp);
+	struct softhca_send_wqe *wqe = qp_ex_next(qp, IBV_WR_BIND_MW);
+
+	if (!wqe)
+		return;
+	if (!mw || mw->type != IBV_MW_TYPE_2) {
+		qp_ex_fail(qp, EINVAL);
+		return;
+	}
+	softhca_wqe_bind(wqe, rkey, info);
 }
 
 static struct softhca_send_wqe *qp_ex_rdma(struct ibv_qp_ex *ibqp,
@@ -427,6 +444,7 @@ void softhca_qp_ex_init(struct softhca_qp *qp, uint64_t send_ops)
 	qpx->wr_send_imm = qp_ex_send_imm;
 	qpx->wr_send_inv = qp_ex_send_inv;
 	qpx->wr_local_inv = qp_ex_local_inv;
+	qpx->wr_bind_mw = qp_ex_bind_mw;
 	qpx->wr_rdma_write = qp_ex_rdma_write;
 	qpx->wr_rdma_write_imm = qp_ex_rdma_write_imm;
 	qpx->wr_rdma_read = qp_ex_rdma_read;

@@ -155,9 +155,15 @@ struct verbs_qp {
 typedef void (*rcp_op_slot)(void);
 
 struct verbs_context_ops {
-	rcp_op_slot reserved_0_4[5];			/* advise_mr .. alloc_parent_domain */
+	rcp_op_slot reserved_0_1[2];			/* advise_mr .. alloc_dm */
+	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd,		/* 2 */
+				   enum ibv_mw_type type);
+	rcp_op_slot reserved_3_4[2];			/* alloc_null_mr .. alloc_parent_domain */
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);	/* 5 */
-	rcp_op_slot reserved_6_12[7];			/* alloc_td .. cq_event */
+	rcp_op_slot reserved_6_9[4];			/* alloc_td .. attach_mcast */
+	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,	/* 10 */
+		       struct ibv_mw_bind *mw_bind);
+	rcp_op_slot reserved_11_12[2];			/* close_xrcd .. cq_event */
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd,		/* 13 */
 				    struct ibv_ah_attr *attr);
 	rcp_op_slot reserved_14[1];			/* create_counters */
@@ -176,7 +182,8 @@ struct verbs_context_ops {
 	rcp_op_slot reserved_21[1];			/* create_rwq_ind_table */
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,	/* 22 */
 				      struct ibv_srq_init_attr *init_attr);
-	rcp_op_slot reserved_23_25[3];			/* create_srq_ex .. dealloc_mw */
+	rcp_op_slot reserved_23_24[2];			/* create_srq_ex .. create_wq */
+	int (*dealloc_mw)(struct ibv_mw *mw);			/* 25 */
 	int (*dealloc_pd)(struct ibv_pd *pd);			/* 26 */
 	rcp_op_slot reserved_27[1];			/* dealloc_td */
 	int (*dereg_mr)(struct verbs_mr *vmr);			/* 28 */
@@ -257,6 +264,7 @@ struct rcp_query_port_cmd {
 	}
 
 RCP_CMD(alloc_pd, ib_uverbs_alloc_pd);
+RCP_CMD(alloc_mw, ib_uverbs_alloc_mw);
 RCP_CMD(reg_mr, ib_uverbs_reg_mr);
 RCP_CMD(create_cq, ib_uverbs_create_cq);
 RCP_CMD(create_qp, ib_uverbs_create_qp);
@@ -323,6 +331,11 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
 		     size_t cmd_size, struct ib_uverbs_rereg_mr_resp *resp,
 		     size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct rcp_alloc_mw_cmd *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,
+		     size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_comp_channel *channel, int comp_vector,
 		      struct ibv_cq *cq, struct rcp_create_cq_cmd *cmd,
@@ -484,13 +497,16 @@ RCP_ASSERT_OFF(verbs_device, sysfs, 696);
 RCP_ASSERT_OFF(verbs_device, core_support, 704);
 RCP_ASSERT_SIZE(verbs_device, 712);
 
+RCP_ASSERT_OFF(verbs_context_ops, alloc_mw, 2 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, alloc_pd, 5 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, bind_mw, 10 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, create_ah, 13 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, create_cq, 15 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, create_cq_ex, 16 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, create_qp, 19 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, create_qp_ex, 20 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, create_srq, 22 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, dealloc_mw, 25 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, dealloc_pd, 26 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, dereg_mr, 28 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, destroy_ah, 29 * 8);
@@ -527,6 +543,7 @@ _Static_assert(offsetof(struct rcp_create_cq_cmd, core) ==
 	       sizeof(struct ib_uverbs_cmd_hdr),
 	       "create_cq cmd: no padding after the header");
 RCP_ASSERT_SIZE(rcp_alloc_pd_cmd, 16);
+RCP_ASSERT_SIZE(rcp_alloc_mw_cmd, 24);
 RCP_ASSERT_SIZE(rcp_reg_mr_cmd, 48);
 RCP_ASSERT_SIZE(rcp_create_cq_cmd, 40);
 RCP_ASSERT_SIZE(rcp_create_qp_cmd, 64);

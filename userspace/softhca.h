@@ -124,6 +124,10 @@ int softhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 int softhca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad_wr);
 int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+int softhca_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		    struct ibv_mw_bind *mw_bind);
+void softhca_wqe_bind(struct softhca_send_wqe *wqe, uint32_t rkey,
+		      const struct ibv_mw_bind_info *info);
 void softhca_cq_clean(struct ibv_cq *ibcq, uint32_t qpn);
 void softhca_polled(void);
 unsigned int softhca_cqe_wc_flags(const struct softhca_cqe *cqe);
@@ -156,6 +160,8 @@ struct ibv_mr *softhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 int softhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		     void *addr, size_t length, int access);
 int softhca_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *softhca_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int softhca_dealloc_mw(struct ibv_mw *mw);
 struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
 				 struct ibv_comp_channel *channel,
 				 int comp_vector);

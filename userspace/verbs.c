@@ -149,6 +149,37 @@ int softhca_dereg_mr(struct verbs_mr *vmr)
 	return err;
 }
 
+/* --- memory windows -------------------------------------------------- */
+
+struct ibv_mw *softhca_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct rcp_alloc_mw_cmd cmd = {};
+	struct ib_uverbs_alloc_mw_resp resp = {};
+	struct ibv_mw *mw;
+	int err;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+	err = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		free(mw);
+		errno = err;
+		return NULL;
+	}
+	return mw;
+}
+
+int softhca_dealloc_mw(struct ibv_mw *mw)
+{
+	int err = ibv_cmd_dealloc_mw(mw);
+
+	if (!err)
+		free(mw);
+	return err;
+}
+
 /* --- CQ --------------------------------------------------------------- */
 
 static struct softhca_cq *softhca_cq_alloc(void)

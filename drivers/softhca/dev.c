@@ -47,7 +47,9 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		.device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				    IB_DEVICE_RC_RNR_NAK_GEN |
 				    IB_DEVICE_SYS_IMAGE_GUID |
-				    IB_DEVICE_MEM_MGT_EXTENSIONS,
+				    IB_DEVICE_MEM_MGT_EXTENSIONS |
+				    IB_DEVICE_MEM_WINDOW |
+				    IB_DEVICE_MEM_WINDOW_TYPE_2B,
 		.kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY,
 		.max_send_sge = SHCA_MAX_SGE,
 		.max_recv_sge = SHCA_MAX_SGE,
@@ -55,6 +57,7 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		.max_cq = SHCA_MAX_CQ,
 		.max_cqe = SHCA_MAX_CQE,
 		.max_mr = SHCA_MAX_MR,
+		.max_mw = SHCA_MAX_MR,
 		.max_pd = SHCA_MAX_PD,
 		.max_qp_rd_atom = SHCA_MAX_RD_ATOMIC,
 		.max_qp_init_rd_atom = SHCA_MAX_RD_ATOMIC,

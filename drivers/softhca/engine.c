@@ -153,7 +153,39 @@ static bool shca_swqe_ok(struct shca_qp *qp, const struct shca_swqe *w)
 	return hdr->num_sge <= qp->sq.max_sge;
 }
 
-/* REG_MR and LOCAL_INV: executed by the requester, on its own device. */
+/* BIND_MW: the window and the MR must have the QP's PD. */
+static enum ib_wc_status shca_req_bind(struct shca_qp *qp,
+				       const struct shca_swqe *w)
+{
+	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
+	struct shca_mr *win, *mr = NULL;
+	int ret = -EINVAL;
+
+	win = shca_mr_get_index(dev, w->hdr.bind.mw_key);
+	if (!win)
+		return IB_WC_MW_BIND_ERR;
+	if (win->kind != SHCA_MR_WINDOW || win->pd != qp->ibqp.pd)
+		goto out_put;
+	if (w->hdr.bind.length) {
+		mr = shca_mr_get(dev, w->hdr.bind.mr_lkey);
+		if (!mr)
+			goto out_put;
+	}
+	ret = shca_mw_bind(win, w->hdr.bind.mw_key, mr, qp->ibqp.qp_num,
+			   w->hdr.bind.addr, w->hdr.bind.length,
+			   w->hdr.bind.access);
+	/* Bound, the window keeps the MR's reference. */
+	if (ret && mr)
+		shca_mr_put(mr);
+out_put:
+	shca_mr_put(win);
+	return ret ? IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
+}
+
+/*
+ * REG_MR, BIND_MW and LOCAL_INV: executed by the requester, on its own
+ * device.
+ */
 static enum ib_wc_status shca_req_local(struct shca_qp *qp,
 					const struct shca_swqe *w)
 {
@@ -161,6 +193,9 @@ static enum ib_wc_status shca_req_local(struct shca_qp *qp,
 	bool reg = w->hdr.opcode == IB_WR_REG_MR;
 	enum ib_wc_status status = IB_WC_LOC_PROT_ERR;
 	struct shca_mr *mr;
+
+	if (w->hdr.opcode == IB_WR_BIND_MW)
+		return shca_req_bind(qp, w);
 
 	mr = reg ? shca_mr_get_index(dev, w->hdr.reg.key) :
 		   shca_mr_get(dev, w->hdr.ex);
@@ -172,7 +207,7 @@ static enum ib_wc_status shca_req_local(struct shca_qp *qp,
 		status = shca_mr_fast_reg(mr, w->hdr.reg.key, w->hdr.reg.access) ?
 			 IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
 	else
-		status = shca_mr_invalidate(mr, w->hdr.ex) ?
+		status = shca_mr_invalidate(mr, w->hdr.ex, qp->ibqp.qp_num) ?
 			 IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 out_put:
 	shca_mr_put(mr);
@@ -515,6 +550,7 @@ static enum shca_step shca_req_one(struct shca_qp *qp, u32 *bytes)
 	if (!shca_swqe_ok(qp, w)) {
 		res.status = IB_WC_LOC_QP_OP_ERR;
 	} else if (w->hdr.opcode == IB_WR_REG_MR ||
+		   w->hdr.opcode == IB_WR_BIND_MW ||
 		   w->hdr.opcode == IB_WR_LOCAL_INV) {
 		/* Executed once the messages before it are answered. */
 		if (qp->req.taken) {

@@ -130,8 +130,8 @@ static bool shca_mr_in_range(u64 start, u64 size, u64 iova, u64 len)
  *
  * Context: any, hard-irq included.
  * Return: 0; -EACCES when the MR is invalid, its key changed, its PD
- * differs or it does not grant @access; -ERANGE when the bytes are not
- * all inside it.
+ * differs, it does not grant @access or it is a window; -ERANGE when the
+ * bytes are not all inside it.
  */
 int shca_mr_check(struct shca_mr *mr, u32 key, struct ib_pd *pd, u64 iova,
 		  u64 len, int access)
@@ -139,6 +139,9 @@ int shca_mr_check(struct shca_mr *mr, u32 key, struct ib_pd *pd, u64 iova,
 	unsigned long flags;
 	int ret = 0;
 
+	/* A window's rkey is entered through shca_mw_enter() only. */
+	if (mr->kind == SHCA_MR_WINDOW)
+		return -EACCES;
 	spin_lock_irqsave(&mr->lock, flags);
 	if (!mr->valid || mr->key != key || mr->pd != pd ||
 	    (mr->access & access) != access)
@@ -229,6 +232,9 @@ struct page *shca_mr_iova_page(struct shca_mr *mr, u64 iova,
 		return shca_mr_user_page(mr, iova, offset);
 	case SHCA_MR_FAST_REG:
 		return shca_mr_frwr_page(mr, iova, offset);
+	case SHCA_MR_WINDOW:
+		/* Reached through its MR (shca_mw_enter()), never itself. */
+		break;
 	}
 	return NULL;
 }
@@ -291,20 +297,64 @@ int shca_mr_fast_reg(struct shca_mr *mr, u32 key, int access)
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_fast_reg);
 
+/* Undoes shca_mw_take_mr()'s count; the reference is the caller's. */
+static void shca_mw_untake_mr(struct shca_mr *mr)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	mr->windows--;
+	spin_unlock_irqrestore(&mr->lock, flags);
+}
+
+/* A window's MR, as its binding ends. */
+static void shca_mw_put_mr(struct shca_mr *mr)
+{
+	shca_mw_untake_mr(mr);
+	shca_mr_put(mr);
+}
+
+/* Ends a window's binding, under its lock; returns the MR to put. */
+static struct shca_mr *shca_mw_detach(struct shca_mr *win)
+{
+	struct shca_mr *old = win->win.parent;
+
+	win->win.parent = NULL;
+	win->valid = false;
+	return old;
+}
+
 /**
- * shca_mr_invalidate() - invalidate a fast-registration MR
- * @mr: the MR
+ * shca_mr_invalidate() - invalidate a fast-registration MR or a window
+ * @mr: the MR or window
  * @key: the key the LOCAL_INV or SEND_WITH_INV named
+ * @qpn: the QP it came through: a type 2 window's must be the one it was
+ *	bound through
  *
  * Context: any, hard-irq included.
  * Return: 0 (also for an MR already invalid), or -EINVAL for an MR of
- * another kind or a key that is not its current one.
+ * another kind, a type 1 window (only a bind unbinds one), a key that is
+ * not its current one, an unbound window or another QP.
  */
-int shca_mr_invalidate(struct shca_mr *mr, u32 key)
+int shca_mr_invalidate(struct shca_mr *mr, u32 key, u32 qpn)
 {
 	unsigned long flags;
 	int ret = 0;
 
+	if (mr->kind == SHCA_MR_WINDOW) {
+		struct shca_mr *parent = NULL;
+
+		if (mr->win.type != IB_MW_TYPE_2)
+			return -EINVAL;
+		spin_lock_irqsave(&mr->lock, flags);
+		if (mr->key == key && mr->valid && mr->win.qpn == qpn)
+			parent = shca_mw_detach(mr);
+		spin_unlock_irqrestore(&mr->lock, flags);
+		if (!parent)
+			return -EINVAL;
+		shca_mw_put_mr(parent);
+		return 0;
+	}
 	if (mr->kind != SHCA_MR_FAST_REG)
 		return -EINVAL;
 	spin_lock_irqsave(&mr->lock, flags);
@@ -316,6 +366,137 @@ int shca_mr_invalidate(struct shca_mr *mr, u32 key)
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_invalidate);
+
+/* Takes @mr's part of a binding: 0, or -EINVAL when it may not be bound. */
+static int shca_mw_take_mr(struct shca_mr *mr, struct ib_pd *pd, u64 iova,
+			   u64 length, int access)
+{
+	unsigned long flags;
+	int ret = -EINVAL;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	/* Remote write or atomic access need local write (IBA 10.6.7.2). */
+	if (mr->kind == SHCA_MR_USER && mr->pd == pd && !mr->dying &&
+	    mr->access & IB_ACCESS_MW_BIND &&
+	    (!(access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) ||
+	     mr->access & IB_ACCESS_LOCAL_WRITE) &&
+	    shca_mr_in_range(mr->iova, mr->length, iova, length)) {
+		mr->windows++;
+		ret = 0;
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return ret;
+}
+
+/**
+ * shca_mw_bind() - bind a memory window (a BIND_MW work request)
+ * @win: the window, from shca_mr_get_index()
+ * @key: its new rkey: its index and a new variant byte
+ * @mr: the MR to open onto, from shca_mr_get(): on success the window
+ *	keeps this reference; NULL when @length is 0
+ * @qpn: the QP binding it, the only one a type 2 window's rkey is good on
+ * @iova: the window's first byte, in @mr's iova space
+ * @length: its bytes; 0 unbinds the window (type 1)
+ * @access: IB_ACCESS_REMOTE_* it grants (and IB_ACCESS_LOCAL_WRITE,
+ *	ignored)
+ *
+ * A type 1 window may be bound again at any time, a type 2 window only
+ * once invalidated.  The window and @mr must have the QP's PD (the caller
+ * checked the window's).
+ *
+ * Context: any, hard-irq included.
+ * Return: 0, or -EINVAL (the window is unchanged).
+ */
+int shca_mw_bind(struct shca_mr *win, u32 key, struct shca_mr *mr,
+		 u32 qpn, u64 iova, u64 length, int access)
+{
+	struct shca_mr *old;
+	unsigned long flags;
+
+	/* Local write means nothing to a window; consumers ask for it. */
+	if (win->kind != SHCA_MR_WINDOW ||
+	    key >> SHCA_MR_KEY_SHIFT != win->index ||
+	    access & ~(SHCA_MW_ACCESS | IB_ACCESS_LOCAL_WRITE) ||
+	    !mr != !length ||
+	    (mr && shca_mw_take_mr(mr, win->pd, iova, length, access)))
+		return -EINVAL;
+
+	spin_lock_irqsave(&win->lock, flags);
+	if (win->win.type == IB_MW_TYPE_2 && win->valid) {
+		spin_unlock_irqrestore(&win->lock, flags);
+		if (mr)
+			shca_mw_untake_mr(mr);
+		return -EINVAL;
+	}
+	old = win->win.parent;
+	win->win.parent = mr;
+	win->win.qpn = qpn;
+	WRITE_ONCE(win->key, key);
+	win->iova = iova;
+	win->length = length;
+	win->access = access & SHCA_MW_ACCESS;
+	win->valid = !!mr;
+	spin_unlock_irqrestore(&win->lock, flags);
+	if (old)
+		shca_mw_put_mr(old);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mw_bind);
+
+/**
+ * shca_mw_unbind() - unbind a window, letting go of its MR
+ * @win: the window
+ *
+ * Context: any, hard-irq included.
+ */
+void shca_mw_unbind(struct shca_mr *win)
+{
+	struct shca_mr *old;
+	unsigned long flags;
+
+	spin_lock_irqsave(&win->lock, flags);
+	old = shca_mw_detach(win);
+	spin_unlock_irqrestore(&win->lock, flags);
+	if (old)
+		shca_mw_put_mr(old);
+}
+
+/**
+ * shca_mw_enter() - check a remote request against a window
+ * @win: the window, from shca_mr_get()
+ * @key: the rkey the request named
+ * @qpn: the responder's QP
+ * @pd: its PD
+ * @iova: the first byte
+ * @len: the number of bytes
+ * @access: IB_ACCESS_REMOTE_* the request needs
+ *
+ * Bound, under @key, to @pd (and, type 2, to @qpn), granting @access over
+ * every byte: then the request reaches the bytes through the window's MR,
+ * which it holds from here on, whatever happens to the window meanwhile.
+ *
+ * Context: any, hard-irq included.
+ * Return: the window's MR, to release with shca_mr_put(), or NULL.
+ */
+struct shca_mr *shca_mw_enter(struct shca_mr *win, u32 key, u32 qpn,
+			      struct ib_pd *pd, u64 iova, u64 len, int access)
+{
+	struct shca_mr *mr = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&win->lock, flags);
+	if (win->valid && win->key == key && win->pd == pd &&
+	    (win->win.type == IB_MW_TYPE_1 || win->win.qpn == qpn) &&
+	    (win->access & access) == access &&
+	    shca_mr_in_range(win->iova, win->length, iova, len)) {
+		mr = win->win.parent;
+		/* The window's own reference keeps it above zero. */
+		kref_get(&mr->ref);
+	}
+	spin_unlock_irqrestore(&win->lock, flags);
+	return mr;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mw_enter);
 
 /**
  * shca_sgl_init() - a cursor over a work request's SGE list
@@ -371,6 +552,7 @@ EXPORT_SYMBOL_IF_KUNIT(shca_sgl_init_buf);
  *	outlive the cursor
  * @dev: the responder's device
  * @pd: the responder QP's PD
+ * @qpn: the responder QP, which a type 2 window must be bound to
  * @access: IB_ACCESS_REMOTE_* the request needs
  *
  * Unlike a local SGE list, the range is checked at once: a request that
@@ -379,8 +561,10 @@ EXPORT_SYMBOL_IF_KUNIT(shca_sgl_init_buf);
  * Return: 0, or -EACCES when the key, PD, access or range is refused.
  */
 int shca_sgl_init_remote(struct shca_sgl *sgl, struct softhca_sge *range,
-			 struct shca_dev *dev, struct ib_pd *pd, int access)
+			 struct shca_dev *dev, struct ib_pd *pd, u32 qpn,
+			 int access)
 {
+	struct shca_mr *win;
 	int ret;
 
 	ret = shca_sgl_init(sgl, dev, pd, access, false, range, 1);
@@ -390,6 +574,14 @@ int shca_sgl_init_remote(struct shca_sgl *sgl, struct softhca_sge *range,
 	if (!sgl->mr)
 		return -EACCES;
 	sgl->entered = true;
+	if (sgl->mr->kind == SHCA_MR_WINDOW) {
+		/* Checked once: from here on, the bytes are the MR's. */
+		win = sgl->mr;
+		sgl->mr = shca_mw_enter(win, range->lkey, qpn, pd, range->addr,
+					range->length, access);
+		shca_mr_put(win);
+		return sgl->mr ? 0 : -EACCES;
+	}
 	ret = shca_mr_check(sgl->mr, range->lkey, pd, range->addr,
 			    range->length, access);
 	return ret ? -EACCES : 0;

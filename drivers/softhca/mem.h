@@ -55,7 +55,8 @@ int shca_sgl_init(struct shca_sgl *sgl, struct shca_dev *dev,
 		  const struct softhca_sge *sge, u32 num_sge);
 void shca_sgl_init_buf(struct shca_sgl *sgl, void *buf, u32 len);
 int shca_sgl_init_remote(struct shca_sgl *sgl, struct softhca_sge *range,
-			 struct shca_dev *dev, struct ib_pd *pd, int access);
+			 struct shca_dev *dev, struct ib_pd *pd, u32 qpn,
+			 int access);
 void shca_sgl_release(struct shca_sgl *sgl);
 int shca_sgl_check(struct shca_sgl *sgl);
 int shca_sgl_skip(struct shca_sgl *sgl, u32 len);

@@ -14,7 +14,8 @@
  * whose iova is a kernel virtual address; user MRs over pinned pages; and
  * fast-registration MRs, a page list that map_mr_sg fills and a REG_MR
  * work request (or softhca_async_reg_mr()) makes valid, until LOCAL_INV
- * or SEND_WITH_INV makes it invalid again.
+ * or SEND_WITH_INV makes it invalid again.  Memory windows, which user
+ * space binds onto user MRs, live here too.
  */
 
 #include <kunit/visibility.h>
@@ -39,7 +40,8 @@ static struct shca_mr *shca_mr_new(struct ib_pd *pd, enum shca_mr_kind kind,
 		return NULL;
 	mr->pd = pd;
 	mr->kind = kind;
-	mr->access = access & SHCA_MR_ACCESS;
+	mr->access = access & (kind == SHCA_MR_USER ? SHCA_MR_USER_ACCESS :
+				SHCA_MR_ACCESS);
 	kref_init(&mr->ref);
 	init_completion(&mr->released);
 	spin_lock_init(&mr->lock);
@@ -91,12 +93,27 @@ static int shca_mr_add(struct shca_mr *mr)
 	return shca_cmd_run(mr->pd->device, shca_mr_add_cmd, mr, false, NULL);
 }
 
-/* Once erased, no new lookup finds the MR; those in flight may. */
+/*
+ * Once erased, no new lookup finds the MR; those in flight may.  An MR
+ * with windows bound to it stays (-EBUSY, as the IBA has it): its windows
+ * hold references to it.  Once dying, no window binds to it any more.
+ */
 static int shca_mr_remove_cmd(struct shca_cmd *cmd)
 {
 	struct shca_mr *mr = cmd->obj;
 	struct shca_dev *dev = to_shca_dev(mr->pd->device);
+	unsigned long flags;
+	u32 windows;
 
+	spin_lock_irqsave(&mr->lock, flags);
+	windows = mr->windows;
+	if (!windows)
+		mr->dying = true;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	if (windows) {
+		ibdev_dbg(&dev->ibdev, "dereg_mr: %u windows bound\n", windows);
+		return -EBUSY;
+	}
 	xa_erase_irq(&dev->mrs, mr->index);
 	shca_dev_res_put(dev, SHCA_RES_MR);
 	return 0;
@@ -168,7 +185,9 @@ static int shca_reg_user_mr_check(struct ib_pd *pd, u64 start, u64 length,
 	ret = shca_udata_no_request(ibdev, udata, "reg_user_mr");
 	if (ret)
 		return ret;
-	ret = shca_mr_access_check(ibdev, access, "reg_user_mr");
+	/* Windows may be bound to user MRs only. */
+	ret = shca_mr_access_check(ibdev, access & ~IB_ACCESS_MW_BIND,
+				   "reg_user_mr");
 	if (ret)
 		return ret;
 	/* The last byte's iova and address must not wrap. */
@@ -258,7 +277,9 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	if (ret)
 		return ERR_PTR(ret);
 	if (flags & IB_MR_REREG_ACCESS) {
-		ret = shca_mr_access_check(ibmr->device, access, "rereg_mr");
+		ret = shca_mr_access_check(ibmr->device,
+					   access & ~IB_ACCESS_MW_BIND,
+					   "rereg_mr");
 		if (ret)
 			return ERR_PTR(ret);
 		if (ib_access_writable(access) && !mr->user.umem->writable) {
@@ -271,7 +292,7 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	if (flags & IB_MR_REREG_PD)
 		mr->pd = pd;
 	if (flags & IB_MR_REREG_ACCESS)
-		mr->access = access & SHCA_MR_ACCESS;
+		mr->access = access & SHCA_MR_USER_ACCESS;
 	spin_unlock_irqrestore(&mr->lock, irqflags);
 	return NULL;
 }
@@ -379,6 +400,58 @@ int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	kfree_rcu(mr, rcu);
 	return 0;
 }
+
+/*
+ * Memory windows.  A window is a struct shca_mr of kind SHCA_MR_WINDOW,
+ * keyed and published like an MR (and counted against the same limit);
+ * ib_core allocates the struct ib_mw around it and frees it after
+ * dealloc_mw.  It starts unbound: its rkey names nothing until a bind.
+ */
+int shca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct shca_mw *mw = container_of(ibmw, struct shca_mw, ibmw);
+	struct shca_mr *win;
+	int ret;
+
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2) {
+		ibdev_dbg(ibmw->device, "alloc_mw: type %d\n", ibmw->type);
+		return -EINVAL;
+	}
+	ret = shca_udata_no_request(ibmw->device, udata, "alloc_mw");
+	if (ret)
+		return ret;
+	win = shca_mr_new(ibmw->pd, SHCA_MR_WINDOW, 0);
+	if (!win)
+		return -ENOMEM;
+	win->win.type = ibmw->type;
+	ret = shca_mr_add(win);
+	if (ret) {
+		kfree(win);
+		return ret;
+	}
+	mw->win = win;
+	ibmw->rkey = win->key;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_alloc_mw);
+
+/* Context: process; sleeps until the data path put its references. */
+int shca_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct shca_mr *win = container_of(ibmw, struct shca_mw, ibmw)->win;
+	int ret;
+
+	ret = shca_cmd_run(ibmw->device, shca_mr_remove_cmd, win, true, NULL);
+	if (ret)
+		return ret;
+	shca_mr_put(win);
+	wait_for_completion(&win->released);
+	/* No bind can run any more: it would have found the window. */
+	shca_mw_unbind(win);
+	kfree_rcu(win, rcu);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_dealloc_mw);
 
 /*
  * Unlike a REG_MR work request, whose poster already updated the keys,

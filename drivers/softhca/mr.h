@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Memory regions: the verbs that create and destroy them, and what the
- * data path needs to use one: find it by key, check a request against it,
- * find the page behind an iova, and (for REG_MR, LOCAL_INV and
- * SEND_WITH_INV work requests) register and invalidate it.
+ * Memory regions and memory windows: the verbs that create and destroy
+ * them, and what the data path needs to use one: find it by key, check a
+ * request against it, find the page behind an iova, and (for REG_MR,
+ * BIND_MW, LOCAL_INV and SEND_WITH_INV work requests) register, bind and
+ * invalidate it.
  *
  * A key is (index << SHCA_MR_KEY_SHIFT) | variant: the index names the MR
- * in the device's xarray for as long as it exists, the variant byte is
- * random at creation and then chosen by the consumer at each fast
- * registration (ib_update_fast_reg_key()).  lkey and rkey are equal.
+ * or window in the device's xarray for as long as it exists, the variant
+ * byte is random at creation and then chosen by the consumer at each fast
+ * registration (ib_update_fast_reg_key()) or bind (ibv_inc_rkey()).  An
+ * MR's lkey and rkey are equal; a window has only an rkey.
  */
 #ifndef SHCA_MR_H
 #define SHCA_MR_H
@@ -29,6 +31,13 @@ struct shca_dev;
 #define SHCA_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
 
+/* A user MR's: windows may be bound to it. */
+#define SHCA_MR_USER_ACCESS (SHCA_MR_ACCESS | IB_ACCESS_MW_BIND)
+
+/* The access a window may grant. */
+#define SHCA_MW_ACCESS (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
+			IB_ACCESS_REMOTE_ATOMIC)
+
 enum shca_mr_kind {
 	/* iova is a kernel virtual address, over the whole address space */
 	SHCA_MR_DMA,
@@ -36,6 +45,8 @@ enum shca_mr_kind {
 	SHCA_MR_USER,
 	/* a page list, (re-)registered by REG_MR, invalid in between */
 	SHCA_MR_FAST_REG,
+	/* a memory window: remote access to part of a user MR, once bound */
+	SHCA_MR_WINDOW,
 };
 
 /* How a fast-registration MR's page list covers its iova range. */
@@ -64,6 +75,18 @@ struct shca_mr_frwr {
 	struct shca_mr_layout map;
 };
 
+/*
+ * A memory window's binding, under the window's lock: the user MR it
+ * opens onto (a reference held while bound, and counted in the MR's
+ * @windows), and for type 2 the QP it was bound through, the only one
+ * its rkey is good on.  The range and access are struct shca_mr's.
+ */
+struct shca_mr_window {
+	struct shca_mr *parent;
+	u32 qpn;
+	u8 type;
+};
+
 /**
  * struct shca_mr - a memory region
  * @ibmr: ib_core's part; ib_core sets its pd, type and so on only after
@@ -82,8 +105,11 @@ struct shca_mr_frwr {
  * @iova: first byte
  * @length: bytes from @iova
  * @layout: the registered page list geometry (fast-registration MRs)
+ * @windows: windows bound to this MR (user MRs), under @lock
+ * @dying: deregistration has begun: no window may bind, under @lock
  * @user: user MRs' pinned pages
  * @frwr: fast-registration MRs' page list
+ * @win: a window's binding
  *
  * The registration fields are written under @lock with WRITE_ONCE(), so
  * that shca_mr_iova_page() may read them without it.
@@ -104,11 +130,24 @@ struct shca_mr {
 	u64 iova;
 	u64 length;
 	struct shca_mr_layout layout;
+	u32 windows;
+	bool dying;
 
 	union {
 		struct shca_mr_user user;
 		struct shca_mr_frwr frwr;
+		struct shca_mr_window win;
 	};
+};
+
+/*
+ * ib_core allocates and frees the ib_mw; the window itself is a struct
+ * shca_mr of its own, freed after an RCU grace period like every other,
+ * since lookups may still be looking at it.
+ */
+struct shca_mw {
+	struct ib_mw ibmw;
+	struct shca_mr *win;
 };
 
 static inline struct shca_mr *to_shca_mr(struct ib_mr *ibmr)
@@ -128,6 +167,8 @@ struct ib_mr *shca_alloc_mr(struct ib_pd *pd, enum ib_mr_type mr_type,
 int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int shca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int shca_dealloc_mw(struct ib_mw *ibmw);
 
 /* For the data path (mem.c); any context. */
 int shca_mr_access_check(struct ib_device *ibdev, int access,
@@ -139,7 +180,12 @@ int shca_mr_check(struct shca_mr *mr, u32 key, struct ib_pd *pd, u64 iova,
 struct page *shca_mr_iova_page(struct shca_mr *mr, u64 iova,
 			       unsigned int *offset);
 int shca_mr_fast_reg(struct shca_mr *mr, u32 key, int access);
-int shca_mr_invalidate(struct shca_mr *mr, u32 key);
+int shca_mr_invalidate(struct shca_mr *mr, u32 key, u32 qpn);
+int shca_mw_bind(struct shca_mr *win, u32 key, struct shca_mr *mr,
+		 u32 qpn, u64 iova, u64 length, int access);
+void shca_mw_unbind(struct shca_mr *win);
+struct shca_mr *shca_mw_enter(struct shca_mr *win, u32 key, u32 qpn,
+			      struct ib_pd *pd, u64 iova, u64 len, int access);
 struct shca_mr *shca_mr_get_index(struct shca_dev *dev, u32 key);
 struct page *shca_kva_page(u64 addr, unsigned int *offset);
 

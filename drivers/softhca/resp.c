@@ -274,7 +274,7 @@ static int shca_resp_invalidate(struct shca_qp *qp, u32 rkey)
 	if (!mr)
 		return ret;
 	if (mr->pd == qp->ibqp.pd)
-		ret = shca_mr_invalidate(mr, rkey);
+		ret = shca_mr_invalidate(mr, rkey, qp->ibqp.qp_num);
 	shca_mr_put(mr);
 	return ret;
 }
@@ -371,7 +371,7 @@ int shca_resp_target(struct shca_qp *qp, struct shca_msg *msg,
 	}
 	return shca_sgl_init_remote(target, &msg->remote,
 				    to_shca_dev(qp->ibqp.device), qp->ibqp.pd,
-				    access);
+				    qp->ibqp.qp_num, access);
 }
 
 /*

@@ -70,6 +70,7 @@ static const struct ib_device_ops shca_dev_ops = {
 
 	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
 	.alloc_mr = shca_alloc_mr,
+	.alloc_mw = shca_alloc_mw,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
 	.create_ah = shca_create_ah,
@@ -78,6 +79,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.create_srq = shca_create_srq,
 	.create_user_ah = shca_create_ah,
 	.dealloc_driver = shca_dev_dealloc,
+	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
 	.dereg_mr = shca_dereg_mr,
@@ -114,6 +116,7 @@ static const struct ib_device_ops shca_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, shca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, shca_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, shca_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, shca_srq, ibsrq),

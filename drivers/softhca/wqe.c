@@ -38,14 +38,20 @@ static const struct {
 	[IB_WR_ATOMIC_CMP_AND_SWP] = { IB_WC_COMP_SWAP, BIT(IB_QPT_RC) },
 	[IB_WR_ATOMIC_FETCH_AND_ADD] = { IB_WC_FETCH_ADD, BIT(IB_QPT_RC) },
 	[IB_WR_LOCAL_INV] = { IB_WC_LOCAL_INV, SHCA_QPT_CONNECTED },
+	[IB_WR_BIND_MW] = { IB_WC_BIND_MW, SHCA_QPT_CONNECTED },
 	[IB_WR_SEND_WITH_INV] = { IB_WC_SEND, BIT(IB_QPT_RC) },
 	[IB_WR_REG_MR] = { IB_WC_REG_MR, SHCA_QPT_CONNECTED },
 };
 
-/* May @qp post @opcode?  REG_MR is for kernel consumers only. */
+/*
+ * May @qp post @opcode?  REG_MR is for kernel consumers only, BIND_MW for
+ * user space only (kernel verbs have no memory windows).
+ */
 bool shca_send_op_ok(const struct shca_qp *qp, unsigned int opcode)
 {
 	if (opcode == IB_WR_REG_MR && qp->ibqp.uobject)
+		return false;
+	if (opcode == IB_WR_BIND_MW && !qp->ibqp.uobject)
 		return false;
 	return opcode < ARRAY_SIZE(shca_send_ops) &&
 	       shca_send_ops[opcode].qp_types & BIT(qp->ibqp.qp_type);

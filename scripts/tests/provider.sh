@@ -190,7 +190,9 @@ pyverbs_run() {
 			"$dir/tests/" || return 1
 	(cd "$dir" && PYVERBS_RECORD=$out timeout 900 /usr/bin/python3 \
 		tests/pyverbs-record.py --dev "$dev" --gid 1 -v) >"$log" 2>&1
-	grep -E '^(ERROR|FAIL):' "$log" | sed "s/^/$dev: /"
+	# Each failure's traceback, as unittest reports them at the end.
+	sed -n '/^======/,/^Ran [0-9]* tests/p' "$log" | head -n 200 |
+		sed "s/^/$dev: /"
 	# unittest's verdict: "OK (skipped=N)" or "FAILED (failures=N, ...)".
 	summary="$(grep -E '^Ran [0-9]+ tests' "$log"): $(grep -E '^(OK|FAILED)' "$log")"
 	echo "pyverbs $dev: $summary"

@@ -336,6 +336,33 @@ static void ah_mr_cases(struct ibv_pd *pd)
 }
 
 /* mmap of what no create response described. */
+/* Memory windows: only types 1 and 2, and no driver data. */
+static void mw_cases(struct ibv_pd *pd)
+{
+	WITH_TAIL(rcp_alloc_mw_cmd) c = { .tail = 0x5a };
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_mw mw;
+	int type;
+
+	memset(&mw, 0, sizeof(mw));
+	expect("alloc_mw: non-zero request data",
+	       ibv_cmd_alloc_mw(pd, IBV_MW_TYPE_2, &mw, &c.cmd, sizeof(c),
+				&resp, sizeof(resp)), EINVAL);
+	for (type = 0; type <= 255; type += 255) {
+		memset(&c, 0, sizeof(c));
+		expect(type ? "alloc_mw: type 255" : "alloc_mw: type 0",
+		       ibv_cmd_alloc_mw(pd, type, &mw, &c.cmd, sizeof(c.cmd),
+					&resp, sizeof(resp)), EINVAL);
+	}
+	memset(&c, 0, sizeof(c));
+	expect("alloc_mw: type 1",
+	       ibv_cmd_alloc_mw(pd, IBV_MW_TYPE_1, &mw, &c.cmd, sizeof(c.cmd),
+				&resp, sizeof(resp)), 0);
+	expect("dealloc_mw after it", ibv_cmd_dealloc_mw(&mw), 0);
+	/* ib_core's answer for a handle it no longer has. */
+	expect("dealloc_mw again", ibv_cmd_dealloc_mw(&mw), ENOENT);
+}
+
 static void mmap_cases(struct ibv_context *ctx)
 {
 	void *p;
@@ -429,6 +456,7 @@ int main(int argc, char **argv)
 	modify_cases(pd, cq);
 	srq_cases(pd, cq);
 	ah_mr_cases(pd);
+	mw_cases(pd);
 	mmap_cases(ctx);
 	ucontext_case(ctx->device);
 	still_works(pd, cq);

@@ -12,7 +12,12 @@
  *   ibv_wr_abort posts nothing; the QP goes on working after each;
  * - ibv_post_send and ibv_wr_* mixed on one QP, ibv_poll_cq and
  *   ibv_start_poll on one CQ;
- * - what softhca does not offer is refused with EOPNOTSUPP.
+ * - what softhca does not offer is refused with EOPNOTSUPP;
+ * and memory windows, bound by ibv_bind_mw (type 1) and ibv_wr_bind_mw
+ * (type 2), checked as strictly as an MR: remote access through a window
+ * reaches its bytes of the MR and nothing else, with its access only, on
+ * its QP only (type 2); unbinding, invalidation (local and remote) and
+ * deallocation close it; an MR with a window bound stays registered.
  * TAP output; exit 0 when every check passed.
  */
 #include <endian.h>
@@ -448,6 +453,231 @@ static void ud_send(struct env *e)
 	ibv_destroy_qp(qp);
 }
 
+#define OPS_MW		(OPS_RC | IBV_QP_EX_WITH_BIND_MW | \
+			 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV)
+#define WIN		49152	/* the windows' MR: the buffer's last 16 KiB */
+
+/* A fresh RC QP connected to itself: an error completion ends a QP. */
+static struct ibv_qp *mw_qp(struct env *e)
+{
+	struct ibv_qp *qp = qp_ex(e, IBV_QPT_RC, OPS_MW, DEPTH);
+
+	if (qp && qp_up(e, qp)) {
+		ibv_destroy_qp(qp);
+		qp = NULL;
+	}
+	return qp;
+}
+
+/* One signaled @op of @len bytes at @addr under @rkey; its status. */
+static int rdma_status(struct env *e, struct ibv_qp *qp, enum ibv_wr_opcode op,
+		       uint32_t rkey, uint64_t addr, uint32_t len,
+		       uint32_t lkey)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(qp);
+	struct done d;
+
+	ibv_wr_start(x);
+	x->wr_id = 300;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	if (op == IBV_WR_RDMA_READ)
+		ibv_wr_rdma_read(x, rkey, addr);
+	else
+		ibv_wr_rdma_write(x, rkey, addr);
+	ibv_wr_set_sge(x, lkey, addr_of(e, 0), len);
+	if (ibv_wr_complete(x) || poll_n(e->cq, &d, 1))
+		return -1;
+	return d.status;
+}
+
+static int write_status(struct env *e, struct ibv_qp *qp, uint32_t rkey,
+			uint64_t addr, uint32_t len)
+{
+	return rdma_status(e, qp, IBV_WR_RDMA_WRITE, rkey, addr, len,
+			   e->mr->lkey);
+}
+
+/* A status, once @qp (used up by an error) is destroyed. */
+static int last_status(struct ibv_qp *qp, int status)
+{
+	ibv_destroy_qp(qp);
+	return status;
+}
+
+/* Type 2 bind on @qp through ibv_wr_bind_mw: the completion's status. */
+static int bind2(struct env *e, struct ibv_qp *qp, struct ibv_mw *mw,
+		 uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(qp);
+	struct done d;
+
+	ibv_wr_start(x);
+	x->wr_id = 310;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(x, mw, rkey, info);
+	if (ibv_wr_complete(x) || poll_n(e->cq, &d, 1))
+		return -1;
+	return d.opcode == IBV_WC_BIND_MW || d.status ? d.status : -1;
+}
+
+static void windows_type1(struct env *e, struct ibv_mr *wmr)
+{
+	struct ibv_mw_bind bind = {
+		.wr_id = 301, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = wmr, .addr = addr_of(e, WIN + 4096),
+			       .length = 4096,
+			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE },
+	};
+	struct ibv_qp *qp = mw_qp(e);
+	struct ibv_mw *mw;
+	uint32_t old;
+	struct done d;
+
+	errno = 0;
+	tap(!ibv_alloc_mw(e->pd, 3) && errno == EINVAL,
+	    "windows: a window of type 3: EINVAL", NULL);
+	mw = ibv_alloc_mw(e->pd, IBV_MW_TYPE_1);
+	tap(qp && mw, "windows: a type 1 window", NULL);
+	if (!qp || !mw)
+		return;
+	old = mw->rkey;
+	tap(!ibv_bind_mw(qp, mw, &bind) && !poll_n(e->cq, &d, 1) &&
+	    d.wr_id == 301 && d.opcode == IBV_WC_BIND_MW && !d.status &&
+	    mw->rkey != old && mw->rkey >> 8 == old >> 8,
+	    "windows: ibv_bind_mw completes, with a new rkey", NULL);
+	fill(e->buf, 64, 5);
+	tap(!write_status(e, qp, mw->rkey, addr_of(e, WIN + 4096 + 100), 64) &&
+	    !memcmp(e->buf + WIN + 4096 + 100, e->buf, 64),
+	    "windows: a WRITE through it lands in the MR, data compared",
+	    NULL);
+	tap(ibv_dereg_mr(wmr) == EBUSY,
+	    "windows: the MR of a bound window stays registered: EBUSY", NULL);
+	tap(last_status(qp, write_status(e, qp, mw->rkey,
+					 addr_of(e, WIN + 8192 - 32), 64)) ==
+	    IBV_WC_REM_ACCESS_ERR,
+	    "windows: a WRITE past its end: remote access error", NULL);
+	qp = mw_qp(e);
+	tap(qp && last_status(qp, rdma_status(e, qp, IBV_WR_RDMA_READ,
+					      mw->rkey,
+					      addr_of(e, WIN + 4096), 64,
+					      e->mr->lkey)) ==
+	    IBV_WC_REM_ACCESS_ERR,
+	    "windows: a READ it does not grant: remote access error", NULL);
+	qp = mw_qp(e);
+	tap(qp && last_status(qp, rdma_status(e, qp, IBV_WR_RDMA_WRITE,
+					      e->mr->rkey,
+					      addr_of(e, 20000), 64,
+					      mw->rkey)) ==
+	    IBV_WC_LOC_PROT_ERR,
+	    "windows: its rkey as a local key: local protection error", NULL);
+	qp = mw_qp(e);
+	old = mw->rkey;
+	bind.bind_info.length = 0;
+	bind.bind_info.mw_access_flags = 0;
+	tap(qp && !ibv_bind_mw(qp, mw, &bind) && !poll_n(e->cq, &d, 1) &&
+	    !d.status, "windows: a zero-length bind unbinds it", NULL);
+	tap(qp && last_status(qp, write_status(e, qp, old,
+					       addr_of(e, WIN + 4096), 64)) ==
+	    IBV_WC_REM_ACCESS_ERR,
+	    "windows: unbound, its old rkey: remote access error", NULL);
+	tap(!ibv_dealloc_mw(mw), "windows: type 1 deallocated", NULL);
+}
+
+static void windows_type2(struct env *e, struct ibv_mr *wmr)
+{
+	struct ibv_mw_bind_info info = {
+		.mr = wmr, .addr = addr_of(e, WIN), .length = 8192,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+	};
+	struct ibv_qp *a = mw_qp(e), *b = mw_qp(e), *c;
+	struct ibv_mw *mw = ibv_alloc_mw(e->pd, IBV_MW_TYPE_2);
+	struct ibv_qp_ex *x;
+	uint32_t key;
+	struct done d[2];
+	int i, recv = -1;
+
+	tap(a && b && mw, "windows: a type 2 window", NULL);
+	if (!a || !b || !mw)
+		return;
+	key = ibv_inc_rkey(mw->rkey);
+	tap(!bind2(e, a, mw, key, &info),
+	    "windows: ibv_wr_bind_mw completes", NULL);
+	fill(e->buf, 64, 6);
+	tap(!write_status(e, a, key, addr_of(e, WIN + 8000), 64) &&
+	    !memcmp(e->buf + WIN + 8000, e->buf, 64),
+	    "windows: a WRITE through its QP lands, data compared", NULL);
+	tap(last_status(b, write_status(e, b, key, addr_of(e, WIN), 64)) ==
+	    IBV_WC_REM_ACCESS_ERR,
+	    "windows: through another QP of its PD: remote access error",
+	    NULL);
+	c = mw_qp(e);
+	tap(c && last_status(c, bind2(e, c, mw, ibv_inc_rkey(key), &info)) ==
+	    IBV_WC_MW_BIND_ERR,
+	    "windows: bound again before invalidation: bind error", NULL);
+
+	x = ibv_qp_to_qp_ex(a);
+	ibv_wr_start(x);
+	x->wr_id = 320;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_local_inv(x, key);
+	tap(!ibv_wr_complete(x) && !poll_n(e->cq, d, 1) && !d[0].status &&
+	    d[0].opcode == IBV_WC_LOCAL_INV,
+	    "windows: LOCAL_INV of it completes", NULL);
+	tap(last_status(a, write_status(e, a, key, addr_of(e, WIN), 64)) ==
+	    IBV_WC_REM_ACCESS_ERR,
+	    "windows: invalidated, its rkey: remote access error", NULL);
+
+	a = mw_qp(e);
+	key = ibv_inc_rkey(key);
+	tap(a && !bind2(e, a, mw, key, &info),
+	    "windows: bound again once invalidated", NULL);
+	if (!a)
+		return;
+	post_recv(e, a, 330, 32768, 1024);
+	x = ibv_qp_to_qp_ex(a);
+	ibv_wr_start(x);
+	x->wr_id = 331;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send_inv(x, key);
+	ibv_wr_set_sge(x, e->mr->lkey, addr_of(e, 0), 16);
+	tap(!ibv_wr_complete(x) && !poll_n(e->cq, d, 2),
+	    "windows: a SEND_WITH_INV of it, received", NULL);
+	for (i = 0; i < 2; i++)
+		if (d[i].wr_id == 330)
+			recv = i;
+	tap(recv >= 0 && !d[recv].status &&
+	    d[recv].wc_flags & IBV_WC_WITH_INV,
+	    "windows: the receive says it invalidated the rkey", NULL);
+	tap(last_status(a, write_status(e, a, key, addr_of(e, WIN), 64)) ==
+	    IBV_WC_REM_ACCESS_ERR,
+	    "windows: invalidated by its peer: remote access error", NULL);
+
+	a = mw_qp(e);
+	key = ibv_inc_rkey(key);
+	tap(a && !bind2(e, a, mw, key, &info) && !ibv_dealloc_mw(mw),
+	    "windows: deallocated while bound", NULL);
+	tap(a && last_status(a, write_status(e, a, key, addr_of(e, WIN), 64)) ==
+	    IBV_WC_REM_ACCESS_ERR,
+	    "windows: deallocated, its rkey: remote access error", NULL);
+}
+
+/* The windows open onto an MR that grants no remote access itself. */
+static void windows(struct env *e)
+{
+	struct ibv_mr *wmr = ibv_reg_mr(e->pd, e->buf + WIN, BUF - WIN,
+					IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_MW_BIND);
+
+	tap(wmr != NULL, "windows: an MR that windows may bind to", NULL);
+	if (!wmr)
+		return;
+	windows_type1(e, wmr);
+	windows_type2(e, wmr);
+	tap(!ibv_dereg_mr(wmr),
+	    "windows: the MR deregistered once no window is bound", NULL);
+}
+
 static void refused(struct env *e)
 {
 	struct ibv_cq_init_attr_ex ca = {
@@ -469,9 +699,9 @@ static void refused(struct env *e)
 	tap(!ibv_create_cq_ex(e->ctx, &ca) && errno == EOPNOTSUPP,
 	    "refused: a CQ that ignores overruns: EOPNOTSUPP", NULL);
 	errno = 0;
-	qp = qp_ex(e, IBV_QPT_RC, IBV_QP_EX_WITH_BIND_MW, DEPTH);
+	qp = qp_ex(e, IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE, DEPTH);
 	tap(!qp && errno == EOPNOTSUPP,
-	    "refused: an RC QP to bind memory windows: EOPNOTSUPP", NULL);
+	    "refused: an RC QP for ATOMIC WRITE: EOPNOTSUPP", NULL);
 	errno = 0;
 	qp = qp_ex(e, IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE, DEPTH);
 	tap(!qp && errno == EOPNOTSUPP,
@@ -514,6 +744,7 @@ int main(int argc, char **argv)
 	bad_batches(&e, qp);
 	mixed(&e, qp);
 	ud_send(&e);
+	windows(&e);
 	refused(&e);
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(ibv_cq_ex_to_cq(e.cq));

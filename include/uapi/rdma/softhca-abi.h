@@ -145,6 +145,15 @@ struct softhca_send_wqe {
 			__u32 key;
 			__u32 access;
 		} reg;
+		struct {
+			/* IB_UVERBS_WR_BIND_MW: the window's new rkey names it */
+			__aligned_u64 addr;	/* its first byte, in the MR */
+			__aligned_u64 length;	/* 0: unbind (type 1) */
+			__u32 mw_key;
+			__u32 mr_lkey;
+			__u32 access;	/* ib_uverbs_access_flags, REMOTE_* */
+			__u32 reserved;
+		} bind;
 	};
 	__aligned_u64 reserved2;	/* the header is one 64-byte line */
 };
