@@ -94,26 +94,39 @@ static int shca_mr_add(struct shca_mr *mr)
 }
 
 /*
- * Once erased, no new lookup finds the MR; those in flight may.  An MR
- * with windows bound to it stays (-EBUSY, as the IBA has it): its windows
- * hold references to it.  Once dying, no window binds to it any more.
+ * An MR about to go: one with windows bound to it stays (-EBUSY, as the
+ * IBA has it), since its windows hold references to it; otherwise, from
+ * here on, no window binds to it.  @dying: false to take that back.
  */
-static int shca_mr_remove_cmd(struct shca_cmd *cmd)
+static int shca_mr_set_dying(struct shca_mr *mr, bool dying,
+			     const char *verb)
 {
-	struct shca_mr *mr = cmd->obj;
-	struct shca_dev *dev = to_shca_dev(mr->pd->device);
 	unsigned long flags;
 	u32 windows;
 
 	spin_lock_irqsave(&mr->lock, flags);
 	windows = mr->windows;
-	if (!windows)
-		mr->dying = true;
+	if (!windows || !dying)
+		mr->dying = dying;
 	spin_unlock_irqrestore(&mr->lock, flags);
-	if (windows) {
-		ibdev_dbg(&dev->ibdev, "dereg_mr: %u windows bound\n", windows);
+	if (windows && dying) {
+		ibdev_dbg(mr->pd->device, "%s: %u windows bound\n", verb,
+			  windows);
 		return -EBUSY;
 	}
+	return 0;
+}
+
+/* Once erased, no new lookup finds the MR; those in flight may. */
+static int shca_mr_remove_cmd(struct shca_cmd *cmd)
+{
+	struct shca_mr *mr = cmd->obj;
+	struct shca_dev *dev = to_shca_dev(mr->pd->device);
+	int ret;
+
+	ret = shca_mr_set_dying(mr, true, "dereg_mr");
+	if (ret)
+		return ret;
 	xa_erase_irq(&dev->mrs, mr->index);
 	shca_dev_res_put(dev, SHCA_RES_MR);
 	return 0;
@@ -249,7 +262,8 @@ err_free_mr:
  * rereg_mr.  A new translation makes a new MR, with new keys, registered
  * as reg_user_mr registers one (with the new PD and access flags, or the
  * old ones); ib_core puts it in the old one's place and deregisters the
- * old one, which waits for the data path to let go of it.  The data path
+ * old one, which waits for the data path to let go of it (and must have
+ * no window bound: -EBUSY).  The data path
  * relies on a user MR's pages being fixed for its life, so they are never
  * changed under it.  Otherwise the MR changes in place and its keys stay,
  * as consumers that handed them out expect: a new PD and new access flags
@@ -262,17 +276,29 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 {
 	struct shca_mr *mr = to_shca_mr(ibmr);
 	unsigned long irqflags;
+	struct ib_mr *new;
 	int ret;
 
 	if (mr->kind != SHCA_MR_USER) {
 		ibdev_dbg(ibmr->device, "rereg_mr: not a user MR\n");
 		return ERR_PTR(-EOPNOTSUPP);
 	}
-	/* ib_core passes the MR's own PD when the PD does not change. */
-	if (flags & IB_MR_REREG_TRANS)
-		return shca_reg_user_mr(pd, start, length, virt_addr,
-					flags & IB_MR_REREG_ACCESS ?
-					access : mr->access, udata);
+	/*
+	 * ib_core passes the MR's own PD when the PD does not change.  Once
+	 * it has the new MR, it deregisters the old one and cannot take that
+	 * back: no window may be bound to the old one, nor bind meanwhile.
+	 */
+	if (flags & IB_MR_REREG_TRANS) {
+		ret = shca_mr_set_dying(mr, true, "rereg_mr");
+		if (ret)
+			return ERR_PTR(ret);
+		new = shca_reg_user_mr(pd, start, length, virt_addr,
+				       flags & IB_MR_REREG_ACCESS ?
+				       access : mr->access, udata);
+		if (IS_ERR(new))
+			shca_mr_set_dying(mr, false, "rereg_mr");
+		return new;
+	}
 	ret = shca_udata_no_request(ibmr->device, udata, "rereg_mr");
 	if (ret)
 		return ERR_PTR(ret);

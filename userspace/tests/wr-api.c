@@ -552,6 +552,10 @@ static void windows_type1(struct env *e, struct ibv_mr *wmr)
 	    NULL);
 	tap(ibv_dereg_mr(wmr) == EBUSY,
 	    "windows: the MR of a bound window stays registered: EBUSY", NULL);
+	errno = 0;
+	tap(ibv_rereg_mr(wmr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+			 e->buf + WIN, BUF - WIN, 0) && errno == EBUSY,
+	    "windows: nor is it registered anew: EBUSY", NULL);
 	tap(last_status(qp, write_status(e, qp, mw->rkey,
 					 addr_of(e, WIN + 8192 - 32), 64)) ==
 	    IBV_WC_REM_ACCESS_ERR,
