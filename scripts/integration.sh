@@ -11,7 +11,7 @@ set -uo pipefail
 
 suite_kernel integ "${1:-}"
 
-softhca_guest integration 600 "$top/scripts/tests/integration-guest.sh" \
+softhca_guest integration 900 "$top/scripts/tests/integration-guest.sh" \
 	"$top/build/$rel" "$top/build/userspace/libsofthca"
 # The ibloop result lines (throughput, checks), as the guest wrote them.
 # ibloop.ko needs no copying: the guest sees $top/build/$rel through 9p.
