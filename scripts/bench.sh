@@ -21,11 +21,12 @@
 # table and lines "BENCH wire_<name> ...".  Then, in one guest of Debian's
 # kernel, softhca between two network namespaces over a veth beside
 # softhca's loopback, 5 interleaved repetitions (netns.sh --bench):
-# "BENCH netns_<name> ns=<v> loop=<v> ratio=<ns/loop> unit=<u>".  --smoke: one repetition with
-# a tenth of the iterations on Debian's kernel only (no debug kernel, no
-# wire figures), for `make check` (whose wire suites run the same tools
-# between the same guests); passes when every figure came out for softhca
-# and rdma_rxe.  Both kinds of run end with the performance gate
+# "BENCH netns_<name> ns=<v> loop=<v> ratio=<ns/loop> unit=<u>".
+# --smoke: the figures the performance gate names, one repetition with a
+# tenth of the iterations, on Debian's kernel only (no debug kernel, no
+# wire, namespace, scaling or trace figures), for `make check` (whose
+# wire suites run the same tools between the same guests); passes when
+# each of those figures came out for softhca and rdma_rxe.  Both kinds of run end with the performance gate
 # (scripts/bench-floors), the smoke without the debug kernel's floors
 # (siw's failures are reported, not counted).  A full run then draws the Debian kernel's
 # figures (scripts/bench-plot.sh) into its leg's directory and
@@ -57,7 +58,7 @@ leg() {
 		die "module build for $rel failed"
 	# Without trace events, for their cost (bench-guest.sh's
 	# trace_figures); not beside siw, on the debug kernel.
-	[[ $types == *siw* ]] ||
+	[[ $types == *siw* ]] || [ -n "$smoke" ] ||
 		make -s -C "$top" KDIR="$kdir" NOTRACE=1 modules >/dev/null ||
 		die "module build for $rel without trace events failed"
 	share=$(run_dir "bench-$rel")
@@ -151,6 +152,7 @@ table() {
 			ratio limit unit
 	fi
 	while read -r name unit limit_name; do
+		[ -z "$smoke" ] || bench_gated "$name" || continue
 		sh=$(median "$raw" softhca0 "$name")
 		rx=$(median "$raw" rxe0 "$name")
 		lim=
@@ -240,9 +242,9 @@ fi
 
 table "$raw_debian"
 echo
-trace_table "$raw_debian"
-echo
 if [ -z "$smoke" ]; then
+	trace_table "$raw_debian"
+	echo
 	table "$raw_debug" lockdep
 	echo
 	table "$raw_wire" wire

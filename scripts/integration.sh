@@ -1,14 +1,19 @@
 #!/bin/bash
-# integration.sh [KDIR]
+# integration.sh [--brief] [KDIR]
 #
 # Integration tests on a Debian kernel ("what a user gets"): builds softhca
 # for KDIR (default: the kernel `make` builds for, Debian's 6.1), boots
 # that Debian kernel and runs scripts/tests/integration-guest.sh.  Results
 # are named integ/... for the default kernel and integ-<major.minor>/...
-# for any other, so that make check reports each kernel apart.
+# for any other, so that make check reports each kernel apart.  --brief:
+# rdma-core's python suite on softhca alone, against the tests
+# scripts/tests/pyverbs-passes lists, not beside rdma_rxe as well
+# (scripts/tests/provider.sh, pyverbs).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
+export SOFTHCA_PYVERBS_BRIEF=
+[ "${1:-}" != --brief ] || { SOFTHCA_PYVERBS_BRIEF=1 && shift; }
 suite_kernel integ "${1:-}"
 
 softhca_guest integration 900 "$top/scripts/tests/integration-guest.sh" \

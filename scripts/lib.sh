@@ -103,6 +103,15 @@ median() {
 		awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
 }
 
+# bench_gated FIGURE: the performance gate (scripts/bench-floors) names
+# FIGURE, a Debian kernel's (or FIGURE_typ or FIGURE_p99, a latency's two
+# columns): the figures a smoke run of make bench measures.
+bench_gated() {
+	sed 's/#.*//' "$top/scripts/bench-floors" | awk -v f="$1" \
+		'$1 == f || $1 == f "_typ" || $1 == f "_p99" { g = 1 }
+		END { exit !g }'
+}
+
 # Two UDP ports free on 127.0.0.1, below the ephemeral range, so that no
 # socket the kernel binds on its own takes one before QEMU does: a NIC's
 # two ends (run.sh --wire).

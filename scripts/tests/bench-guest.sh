@@ -7,7 +7,8 @@
 # $SOFTHCA_SHARE/bench.raw: "DEV FIGURE VALUE"; the host takes the medians.
 #
 # $1: this kernel's build directory; $2: the provider library; $3:
-# repetitions; $4: "smoke" for a quick pass with few iterations, or "";
+# repetitions; $4: "smoke" for a quick pass with few iterations over the
+# figures the performance gate names (bench_gated), or "";
 # $5: the devices' types, "softhca rxe" or "softhca rxe siw".  With siw (the debug kernel), the scaling
 # figures are left out: they are the Debian kernel's, where KASAN and
 # kmemleak do not weigh on every object.  A full run without siw also
@@ -197,12 +198,13 @@ figures() {
 	mapfile -t lines <<<"$(specs)"
 	for line in "${lines[@]}"; do
 		read -r -a spec <<<"$line"
+		[ -z "$smoke" ] || bench_gated "${spec[0]}" || continue
 		perf "$dev" "${spec[@]}"
 	done
 	# ibloop and qp-scale connect their QPs by modify_qp alone, which an
 	# iWARP QP cannot be.
 	[ "$dev" = siw0 ] || kernel_figures "$dev"
-	[[ $types == *siw* ]] || scale_figures "$dev"
+	[ -n "$smoke" ] || [[ $types == *siw* ]] || scale_figures "$dev"
 	# One run's samples are enough for the shape, and cheap.
 	[ -n "$smoke" ] || [ "$rep" != 1 ] || [[ $types == *siw* ]] ||
 		latency_samples "$dev"
@@ -251,7 +253,7 @@ for rep in $(seq "$reps"); do
 		load "$type" && figures "${type}0"
 		unload "$type"
 	done
-	[[ $types == *siw* ]] || trace_figures
+	[ -n "$smoke" ] || [[ $types == *siw* ]] || trace_figures
 	for s in 64 4096 65536 1048576; do
 		line=$(ibloop "op=memcpy size=$s depth=16 iters=$(iters $((s < 65536 ? 200000 : 2000)))")
 		echo "memcpy: $line"

@@ -23,7 +23,9 @@
 # Results are named nswire/...; netns.sh renames them for a kernel other
 # than the default.  SOFTHCA_NSWIRE_BRIEF=1 runs the brief tests only
 # (wire-cases.sh) and the brief bulk cases, the others reported as
-# skipped.  SOFTHCA_NSWIRE_ONLY,
+# skipped; SOFTHCA_NSWIRE_INTEROP=1 as well, of those only the cases
+# between softhca and rdma_rxe, none of the namespaces' own cases but
+# the end of one.  SOFTHCA_NSWIRE_ONLY,
 # an extended regular expression, runs only the wire cases whose name it
 # matches (the namespace cases still run), each SOFTHCA_NSWIRE_REPEAT
 # times (default 1; the runs then named NAME.1, NAME.2, ...).
@@ -46,6 +48,9 @@ ibloop_ko=$build/drivers/ibloop/ibloop.ko
 ibloop_ctl=/sys/kernel/debug/ibloop/run
 mydir=$(dirname "${SOFTHCA_RESULTS:?SOFTHCA_RESULTS names the results file}")
 brief=${SOFTHCA_NSWIRE_BRIEF:-}
+interop_only=${SOFTHCA_NSWIRE_INTEROP:-}
+capture=	# capture_start's dumpcap, while one runs
+[ -z "$interop_only" ] || brief=1
 only=${SOFTHCA_NSWIRE_ONLY:-}
 repeat=${SOFTHCA_NSWIRE_REPEAT:-1}
 client_addr=10.74.0.2
@@ -155,6 +160,10 @@ run_case() {
 	local in_srv=(ip netns exec "$srv_ns") in_cli=(ip netns exec "$cli_ns")
 	if [ -n "$brief" ] && [[ $wire_brief_tests != *" $name "* ]]; then
 		skip "$result" "not in the brief run; netns.sh without --brief runs it"
+		return
+	fi
+	if [ -n "$interop_only" ] && [ -z "$pair" ]; then
+		skip "$result" "not in the interoperation run; netns.sh --brief runs it"
 		return
 	fi
 	log=$mydir/cases/$pair$name$1
@@ -278,6 +287,10 @@ bulk_case() {
 	local ratio limit pk_s
 	if [ -n "$brief" ] && [[ $bulk_brief_tests != *" $name "* ]]; then
 		skip "$result" "not in the brief bulk run; make check-full runs it"
+		return
+	fi
+	if [ -n "$interop_only" ] && [ -z "$pair" ]; then
+		skip "$result" "not in the interoperation run; netns.sh --brief runs it"
 		return
 	fi
 	if [[ $cli_dev == rxe* ]] && [ "$size" -gt 65536 ] &&
@@ -870,13 +883,21 @@ main() {
 	rdma link show | figures
 	run_cases
 	bulk_cases
-	trace_events
+	if [ -n "$interop_only" ]; then
+		skip nswire/trace-events "not in the interoperation run"
+	else
+		trace_events
+	fi
 	interop
-	no_loopback
-	vlan
-	mtu_change
-	beside_rxe
-	busy_remove
+	if [ -n "$interop_only" ]; then
+		skip nswire/namespace-cases "not in the interoperation run: no loopback across namespaces, VLAN, MTU change, beside rdma_rxe, busy removal, a NIC's return, exclusive mode"
+	else
+		no_loopback
+		vlan
+		mtu_change
+		beside_rxe
+		busy_remove
+	fi
 	# The end of a namespace takes its devices: nsa's veth takes nsb's.
 	if ip netns del nsa && wait_for 20 gone sha && wait_for 20 gone shb; then
 		pass nswire/netns-end-removes-devices
@@ -884,8 +905,10 @@ main() {
 		fail nswire/netns-end-removes-devices "a device outlived its netdev's namespace by 20 s"
 	fi
 	ip netns del nsb
-	nic_returns
-	exclusive
+	if [ -z "$interop_only" ]; then
+		nic_returns
+		exclusive
+	fi
 	if wait_for 10 eval "! grep -q '^softhca ' /proc/modules || rmmod softhca"; then
 		pass nswire/module-unload
 	else

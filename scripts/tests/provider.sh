@@ -207,14 +207,43 @@ pyverbs_run() {
 # reason; a test listed here that softhca passes fails the check, so the
 # list only shrinks.
 pyverbs_gaps=$(dirname "${BASH_SOURCE[0]}")/pyverbs-gaps
+# The tests softhca passes, exactly.
+pyverbs_passes=$(dirname "${BASH_SOURCE[0]}")/pyverbs-passes
+
+# pyverbs_listed FILE: the test ids FILE lists, sorted.
+pyverbs_listed() {
+	grep -v '^#' "$1" | awk 'NF { print $1 }' | sort
+}
+
+# pyverbs_each WHAT: "pyverbs: WHAT: TEST" for each test id on stdin;
+# fails if there was one.
+pyverbs_each() {
+	local t n=0
+	while read -r t; do
+		echo "pyverbs: $1: $t"
+		n=$((n + 1))
+	done
+	[ "$n" = 0 ]
+}
 
 # The suite on softhca0, then on rdma_rxe in the same boot: softhca passes
-# it with no failure and no error, and every test rdma_rxe passes, but
-# those pyverbs-gaps lists.
+# it with no failure and no error, passes exactly the tests pyverbs-passes
+# lists, and every test rdma_rxe passes but those pyverbs-gaps lists.
+# SOFTHCA_PYVERBS_BRIEF (integration.sh --brief): softhca0 alone.
 pyverbs() {
 	local dir ok=0 t
 	dir=$(mktemp -d) || return 1
 	pyverbs_run softhca0 "$dir/softhca" || ok=1
+	awk '$2 == "ok" { print $1 }' "$dir/softhca" >"$dir/softhca.ok"
+	pyverbs_listed "$pyverbs_passes" >"$dir/listed"
+	comm -23 "$dir/listed" "$dir/softhca.ok" |
+		pyverbs_each "listed in pyverbs-passes, does not pass" || ok=1
+	comm -13 "$dir/listed" "$dir/softhca.ok" |
+		pyverbs_each "passes, not listed in pyverbs-passes" || ok=1
+	if [ -n "${SOFTHCA_PYVERBS_BRIEF:-}" ]; then
+		rm -rf "$dir"
+		return $ok
+	fi
 	if rxe_up; then
 		pyverbs_run rxe0 "$dir/rxe"
 		rxe_down || ok=1
@@ -222,9 +251,8 @@ pyverbs() {
 		echo "pyverbs: cannot set up rxe0"
 		ok=1
 	fi
-	awk '$2 == "ok" { print $1 }' "$dir/softhca" >"$dir/softhca.ok"
 	awk '$2 == "ok" { print $1 }' "$dir/rxe" >"$dir/rxe.ok"
-	grep -v '^#' "$pyverbs_gaps" | awk 'NF { print $1 }' | sort >"$dir/gaps"
+	pyverbs_listed "$pyverbs_gaps" >"$dir/gaps"
 	for t in softhca rxe; do
 		t="$t: $(awk '{ print $2 }' "$dir/$t" | sort | uniq -c |
 			awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }')"
@@ -239,10 +267,8 @@ pyverbs() {
 			ok=1
 		fi
 	done < <(comm -23 "$dir/rxe.ok" "$dir/softhca.ok")
-	while read -r t; do
-		echo "pyverbs: listed as a gap but passes: $t"
-		ok=1
-	done < <(comm -12 "$dir/gaps" "$dir/softhca.ok")
+	comm -12 "$dir/gaps" "$dir/softhca.ok" |
+		pyverbs_each "listed as a gap but passes" || ok=1
 	comm -13 "$dir/rxe.ok" "$dir/softhca.ok" |
 		sed 's/^/pyverbs: softhca passes, rdma_rxe does not: /'
 	rm -rf "$dir"
