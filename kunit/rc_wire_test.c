@@ -974,6 +974,72 @@ static void shca_rcw_expect_atomic_ack(struct kunit *test,
 	KUNIT_EXPECT_EQ(test, pkt.orig, orig);
 }
 
+/* The next frame answers an ATOMIC WRITE at @psn: an empty READ response. */
+static void shca_rcw_expect_atomic_write_ack(struct kunit *test,
+					     struct shca_rcw *w, u32 psn,
+					     u32 msn)
+{
+	struct shca_frame f;
+	struct shca_pkt pkt;
+
+	shca_rcw_sent(test, w, &f, &pkt);
+	KUNIT_EXPECT_EQ(test, pkt.opcode,
+			SHCA_OPCODE(RC, RDMA_READ_RESPONSE_ONLY));
+	KUNIT_EXPECT_EQ(test, pkt.syndrome, SHCA_RCW_ACK);
+	KUNIT_EXPECT_EQ(test, pkt.psn, psn);
+	KUNIT_EXPECT_EQ(test, pkt.msn, msn);
+	KUNIT_EXPECT_EQ(test, pkt.paylen, 0);
+}
+
+/*
+ * An ATOMIC WRITE (IBA 1.5) from the peer: its 8 bytes land whole, and a
+ * READ response with no data answers it, its MSN counting it.  A
+ * duplicate with other bytes is answered again, not executed: the memory
+ * keeps the first.  One at an address not 8-byte aligned is NAKed as an
+ * invalid request, and writes nothing.
+ */
+static void shca_rcw_resp_atomic_write(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	u64 *target = shca_rcw_buf(test, 16);
+	u8 *src = shca_rcw_buf(test, 8), *other = shca_rcw_buf(test, 8);
+	u8 *before = shca_rcw_buf(test, 16);
+	struct shca_pkt pkt = {
+		.opcode = SHCA_OPCODE(RC, ATOMIC_WRITE),
+		.psn = shca_rcw_rq(0),
+		.ackreq = true,
+		.dma_len = 8,
+		.paylen = 8,
+	};
+	struct shca_frame f;
+
+	shca_dp_fill(target, 16, 20);
+	shca_dp_fill(src, 8, 21);
+	shca_dp_fill(other, 8, 22);
+	w->mr = shca_dp_frwr(&w->dp, 0, target, 16, IB_ACCESS_REMOTE_WRITE |
+			     IB_ACCESS_LOCAL_WRITE);
+	pkt.va = (uintptr_t)target;
+	pkt.rkey = w->mr->rkey;
+	shca_rcw_build(test, w, &pkt, src, &f);
+	shca_frame_inject(test, w->ndev, &f, 1);
+	shca_rcw_expect_atomic_write_ack(test, w, shca_rcw_rq(0), 1);
+	KUNIT_EXPECT_EQ(test, memcmp(target, src, 8), 0);
+
+	shca_rcw_build(test, w, &pkt, other, &f);
+	shca_frame_inject(test, w->ndev, &f, 1);
+	shca_rcw_expect_atomic_write_ack(test, w, shca_rcw_rq(0), 1);
+	KUNIT_EXPECT_EQ(test, memcmp(target, src, 8), 0);
+
+	memcpy(before, target, 16);
+	pkt.psn = shca_rcw_rq(1);
+	pkt.va = (uintptr_t)target + 4;
+	shca_rcw_build(test, w, &pkt, other, &f);
+	shca_frame_inject(test, w->ndev, &f, 1);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_NAK(SHCA_RCW_NAK_INV_REQ),
+			     shca_rcw_rq(1), 1);
+	KUNIT_EXPECT_EQ(test, memcmp(target, before, 16), 0);
+}
+
 /*
  * FETCH_ADD and CMP_SWAP are executed once: their duplicates get the
  * original value the first execution returned, and the memory is as the
@@ -1949,6 +2015,67 @@ static void shca_rcw_req_atomic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc.opcode, a->wc);
 	KUNIT_EXPECT_EQ(test, wc.byte_len, sizeof(u64));
 	KUNIT_EXPECT_EQ(test, *orig, 0x0123456789abcdefULL);
+	shca_rcw_quiet(test, w);
+}
+
+/*
+ * A kernel consumer's ATOMIC WRITE leaves as one packet asking for an
+ * answer, its 8 bytes read from its SGE when it was posted.  The READ
+ * response with no data that answers it (rdma_rxe's answer, and
+ * softhca's) completes it as an ATOMIC WRITE of 8 bytes; the next one,
+ * a plain ACK of its PSN (which leaves nothing unanswered).
+ */
+static void shca_rcw_req_atomic_write(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	u8 *val = shca_rcw_buf(test, 8), *sent = shca_rcw_buf(test, 8);
+	struct ib_sge sge = shca_dp_sge(&w->dp, val, 8);
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.opcode = SHCA_WR_ATOMIC_WRITE,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.remote_addr = SHCA_RCW_REMOTE_VA,
+		.rkey = SHCA_RCW_REMOTE_RKEY,
+	};
+	struct shca_frame f;
+	struct shca_pkt pkt;
+	struct ib_wc wc;
+	u32 i;
+
+	for (i = 0; i < 2; i++) {
+		shca_dp_fill(val, 8, 30 + i);
+		memcpy(sent, val, 8);
+		wr.wr.wr_id = 0x90 + i;
+		KUNIT_ASSERT_EQ(test, shca_dp_post_send(&w->dp, 0, &wr.wr), 0);
+		memset(val, 0, 8);
+		shca_rcw_sent(test, w, &f, &pkt);
+		KUNIT_EXPECT_EQ(test, pkt.opcode, SHCA_OPCODE(RC, ATOMIC_WRITE));
+		KUNIT_EXPECT_EQ(test, pkt.psn, shca_rcw_sq(i));
+		KUNIT_EXPECT_TRUE(test, pkt.ackreq);
+		KUNIT_EXPECT_EQ(test, pkt.va, SHCA_RCW_REMOTE_VA);
+		KUNIT_EXPECT_EQ(test, pkt.rkey, SHCA_RCW_REMOTE_RKEY);
+		KUNIT_EXPECT_EQ(test, pkt.dma_len, 8);
+		KUNIT_ASSERT_EQ(test, pkt.paylen, 8);
+		KUNIT_EXPECT_EQ(test, memcmp(shca_frame_bth(&f) + pkt.hdr_len,
+					     sent, 8), 0);
+
+		pkt = (struct shca_pkt){
+			.opcode = i ? SHCA_OPCODE(RC, ACKNOWLEDGE) :
+				      SHCA_OPCODE(RC, RDMA_READ_RESPONSE_ONLY),
+			.psn = shca_rcw_sq(i),
+			.syndrome = SHCA_RCW_ACK,
+			.msn = 1 + i,
+		};
+		shca_rcw_build(test, w, &pkt, NULL, &f);
+		shca_frame_inject(test, w->ndev, &f, 1);
+		KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x90 + i, &wc),
+				IB_WC_SUCCESS);
+		KUNIT_EXPECT_EQ(test, wc.opcode, SHCA_WC_ATOMIC_WRITE);
+		KUNIT_EXPECT_EQ(test, wc.byte_len, 8);
+	}
 	shca_rcw_quiet(test, w);
 }
 
@@ -3234,6 +3361,7 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_resp_read),
 	KUNIT_CASE(shca_rcw_resp_read_zcopy),
 	KUNIT_CASE(shca_rcw_resp_atomic),
+	KUNIT_CASE(shca_rcw_resp_atomic_write),
 	KUNIT_CASE(shca_rcw_resp_coalesce),
 	KUNIT_CASE(shca_rcw_resp_rnr),
 	KUNIT_CASE(shca_rcw_resp_rnr_write_imm),
@@ -3248,6 +3376,7 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_req_read),
 	KUNIT_CASE(shca_rcw_req_read_gap),
 	KUNIT_CASE_PARAM(shca_rcw_req_atomic, shca_rcw_atomic_gen_params),
+	KUNIT_CASE(shca_rcw_req_atomic_write),
 	KUNIT_CASE(shca_rcw_req_hostile),
 	KUNIT_CASE(shca_rcw_req_idle),
 	KUNIT_CASE(shca_rcw_win_stream),

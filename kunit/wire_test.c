@@ -76,6 +76,7 @@ static const struct shca_wire_op shca_wire_ops[] = {
 	SHCA_W(0x14, "RC FETCH_ADD", ATMETH, 40, false, ONLY),
 	SHCA_W(0x16, "RC SEND_LAST_WITH_INVALIDATE", IETH, 16, true, LAST),
 	SHCA_W(0x17, "RC SEND_ONLY_WITH_INVALIDATE", IETH, 16, true, ONLY),
+	SHCA_W(0x1d, "RC ATOMIC_WRITE", RETH, 28, true, ONLY),
 	SHCA_W(0x20, "UC SEND_FIRST", 0, 12, true, FIRST),
 	SHCA_W(0x21, "UC SEND_MIDDLE", 0, 12, true, MIDDLE),
 	SHCA_W(0x22, "UC SEND_LAST", 0, 12, true, LAST),

@@ -216,6 +216,7 @@ int softhca_send_op_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_ATOMIC_WRITE:
 		return type == IBV_QPT_RC;
 	default:
 		return 0;
@@ -291,6 +292,15 @@ void softhca_wqe_bind(struct softhca_send_wqe *wqe, uint32_t rkey,
 	wqe->bind.access = info->mw_access_flags;
 }
 
+/* An ATOMIC WRITE: its target, and its 8 bytes copied into the header. */
+void softhca_wqe_atomic_write(struct softhca_send_wqe *wqe, uint32_t rkey,
+			      uint64_t remote_addr, const void *data)
+{
+	wqe->atomic_write.remote_addr = remote_addr;
+	wqe->atomic_write.rkey = rkey;
+	memcpy(wqe->atomic_write.data, data, sizeof(wqe->atomic_write.data));
+}
+
 static uint32_t send_wqe_ex(const struct ibv_send_wr *wr)
 {
 	switch (wr->opcode) {
@@ -354,6 +364,16 @@ static int send_wqe_write(struct softhca_qp *qp, struct softhca_send_wqe *wqe,
 		return EINVAL;
 
 	softhca_wqe_begin(qp, wqe, wr->wr_id, wr->opcode, wr->send_flags);
+	/* Through ibv_post_send, an ATOMIC WRITE's 8 bytes are its one SGE's. */
+	if (wr->opcode == IBV_WR_ATOMIC_WRITE) {
+		if (wr->num_sge != 1 ||
+		    wr->sg_list[0].length != sizeof(wqe->atomic_write.data))
+			return EINVAL;
+		softhca_wqe_atomic_write(wqe, wr->wr.rdma.rkey,
+					 wr->wr.rdma.remote_addr,
+					 (void *)(uintptr_t)wr->sg_list[0].addr);
+		return 0;
+	}
 	wqe->ex = send_wqe_ex(wr);
 	send_wqe_op(wqe, wr, ibqp->qp_type);
 	if (!(wr->send_flags & IBV_SEND_INLINE)) {

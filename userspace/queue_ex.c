@@ -140,7 +140,10 @@ void softhca_cq_ex_init(struct softhca_cq *cq)
 
 /* --- send queue ------------------------------------------------------- */
 
-/* send_ops_flags and opcodes are the same bits for what softhca executes. */
+/*
+ * send_ops_flags and opcodes are the same bits for what softhca executes,
+ * but ATOMIC WRITE's (send_op_bit).
+ */
 #define SOFTHCA_SAME_BIT(op)						\
 	_Static_assert(IBV_QP_EX_WITH_##op == 1ull << IBV_WR_##op,	\
 		       "IBV_QP_EX_WITH_" #op " is 1 << IBV_WR_" #op)
@@ -155,15 +158,22 @@ SOFTHCA_SAME_BIT(LOCAL_INV);
 SOFTHCA_SAME_BIT(BIND_MW);
 SOFTHCA_SAME_BIT(SEND_WITH_INV);
 
+/* The send_ops_flags bit of opcode @op. */
+static uint64_t send_op_bit(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_ATOMIC_WRITE ? IBV_QP_EX_WITH_ATOMIC_WRITE :
+					   1ull << op;
+}
+
 /* The send_ops_flags a QP of @type may be created with. */
 uint64_t softhca_send_ops(enum ibv_qp_type type)
 {
 	uint64_t ops = 0;
 	int op;
 
-	for (op = IBV_WR_RDMA_WRITE; op <= IBV_WR_SEND_WITH_INV; op++)
+	for (op = IBV_WR_RDMA_WRITE; op <= IBV_WR_ATOMIC_WRITE; op++)
 		if (softhca_send_op_ok(type, op))
-			ops |= 1ull << op;
+			ops |= send_op_bit(op);
 	return ops;
 }
 
@@ -188,7 +198,7 @@ static struct softhca_send_wqe *qp_ex_next(struct softhca_qp *qp,
 	qp->wr_cur = NULL;
 	if (qp->wr_err)
 		return NULL;
-	if (!(qp->send_ops & 1ull << op)) {
+	if (!(qp->send_ops & send_op_bit(op))) {
 		qp->wr_err = EINVAL;
 		return NULL;
 	}
@@ -319,6 +329,17 @@ static void qp_ex_atomic_fetch_add(struct ibv_qp_ex *ibqp, uint32_t rkey,
 		     add, 0);
 }
 
+/* Its 8 bytes are copied now, into the WQE: it takes no SGE. */
+static void qp_ex_atomic_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
+			       uint64_t remote_addr, const void *atomic_wr)
+{
+	struct softhca_send_wqe *wqe;
+
+	wqe = qp_ex_next(to_sqp_ex(ibqp), IBV_WR_ATOMIC_WRITE);
+	if (wqe)
+		softhca_wqe_atomic_write(wqe, rkey, remote_addr, atomic_wr);
+}
+
 /* The IBA ignores a UD address on connected QPs; so does softhca. */
 static void qp_ex_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
 			      uint32_t remote_qpn, uint32_t remote_qkey)
@@ -337,11 +358,18 @@ static void qp_ex_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
 	wqe->ud.remote_qkey = remote_qkey;
 }
 
-/* The WQE's data, given again: it replaces what was set before. */
+/*
+ * The WQE's data, given again: it replaces what was set before.  An
+ * ATOMIC WRITE has its own, and takes none.
+ */
 static struct softhca_send_wqe *qp_ex_data(struct softhca_qp *qp)
 {
 	struct softhca_send_wqe *wqe = qp->wr_cur;
 
+	if (wqe && wqe->opcode == IBV_WR_ATOMIC_WRITE) {
+		qp_ex_fail(qp, EINVAL);
+		return NULL;
+	}
 	if (wqe) {
 		wqe->num_sge = 0;
 		wqe->flags &= ~SOFTHCA_WQE_INLINE;
@@ -450,6 +478,7 @@ void softhca_qp_ex_init(struct softhca_qp *qp, uint64_t send_ops)
 	qpx->wr_rdma_read = qp_ex_rdma_read;
 	qpx->wr_atomic_cmp_swp = qp_ex_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = qp_ex_atomic_fetch_add;
+	qpx->wr_atomic_write = qp_ex_atomic_write;
 	qpx->wr_set_ud_addr = qp_ex_set_ud_addr;
 	qpx->wr_set_sge = qp_ex_set_sge;
 	qpx->wr_set_sge_list = qp_ex_set_sge_list;

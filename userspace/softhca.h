@@ -128,6 +128,8 @@ int softhca_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 		    struct ibv_mw_bind *mw_bind);
 void softhca_wqe_bind(struct softhca_send_wqe *wqe, uint32_t rkey,
 		      const struct ibv_mw_bind_info *info);
+void softhca_wqe_atomic_write(struct softhca_send_wqe *wqe, uint32_t rkey,
+			      uint64_t remote_addr, const void *data);
 void softhca_cq_clean(struct ibv_cq *ibcq, uint32_t qpn);
 void softhca_polled(void);
 unsigned int softhca_cqe_wc_flags(const struct softhca_cqe *cqe);

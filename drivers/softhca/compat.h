@@ -27,4 +27,20 @@ static inline int shca_create_cq_op(struct ib_cq *ibcq,
 #define shca_create_cq_op shca_create_cq
 #endif
 
+/*
+ * ATOMIC WRITE (IBA 1.5): ib_core's verbs have it since 6.2.  Before,
+ * user space posts it all the same, through softhca's rings, with the
+ * numbers uverbs gave it since (ib_user_verbs.h), and the device says so
+ * in the same capability bit.
+ */
+#ifdef SHCA_HAVE_ATOMIC_WRITE
+#define SHCA_WR_ATOMIC_WRITE		IB_WR_ATOMIC_WRITE
+#define SHCA_WC_ATOMIC_WRITE		IB_WC_ATOMIC_WRITE
+#define SHCA_DEVICE_ATOMIC_WRITE	IB_DEVICE_ATOMIC_WRITE
+#else
+#define SHCA_WR_ATOMIC_WRITE		15
+#define SHCA_WC_ATOMIC_WRITE		9
+#define SHCA_DEVICE_ATOMIC_WRITE	BIT_ULL(40)
+#endif
+
 #endif /* SHCA_COMPAT_H */

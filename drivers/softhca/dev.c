@@ -49,7 +49,8 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				    IB_DEVICE_SYS_IMAGE_GUID |
 				    IB_DEVICE_MEM_MGT_EXTENSIONS |
 				    IB_DEVICE_MEM_WINDOW |
-				    IB_DEVICE_MEM_WINDOW_TYPE_2B,
+				    IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				    SHCA_DEVICE_ATOMIC_WRITE,
 		.kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY,
 		.max_send_sge = SHCA_MAX_SGE,
 		.max_recv_sge = SHCA_MAX_SGE,

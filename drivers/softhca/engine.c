@@ -148,6 +148,9 @@ static bool shca_swqe_ok(struct shca_qp *qp, const struct shca_swqe *w)
 	if (!shca_send_op_ok(qp, hdr->opcode) ||
 	    hdr->flags & ~SHCA_WQE_FLAGS)
 		return false;
+	/* Its 8 bytes are in the header. */
+	if (hdr->opcode == SHCA_WR_ATOMIC_WRITE)
+		return !(hdr->flags & SOFTHCA_WQE_INLINE) && !hdr->num_sge;
 	if (hdr->flags & SOFTHCA_WQE_INLINE)
 		return hdr->inline_len <= qp->max_inline;
 	return hdr->num_sge <= qp->sq.max_sge;
@@ -295,7 +298,10 @@ static void shca_req_msg(struct shca_qp *qp, const struct shca_swqe *w,
 	}
 }
 
-/* The local SGEs: the source of a SEND or WRITE, the sink of the rest. */
+/*
+ * The local SGEs: the source of a SEND or WRITE, the sink of the rest; an
+ * ATOMIC WRITE's source, the bytes in its header.
+ */
 static enum ib_wc_status shca_req_payload(struct shca_qp *qp,
 					  struct shca_swqe *w,
 					  struct shca_sgl *payload)
@@ -303,6 +309,11 @@ static enum ib_wc_status shca_req_payload(struct shca_qp *qp,
 	u8 op = w->hdr.opcode;
 	bool sink = op == IB_WR_RDMA_READ || shca_op_atomic(op);
 
+	if (op == SHCA_WR_ATOMIC_WRITE) {
+		shca_sgl_init_buf(payload, w->hdr.atomic_write.data,
+				  sizeof(w->hdr.atomic_write.data));
+		return IB_WC_SUCCESS;
+	}
 	if (w->hdr.flags & SOFTHCA_WQE_INLINE) {
 		if (sink)
 			return IB_WC_LOC_QP_OP_ERR;

@@ -18,6 +18,7 @@
  */
 
 #include "ah.h"
+#include "compat.h"
 #include "dev.h"
 #include "engine.h"
 #include "qp.h"
@@ -84,6 +85,24 @@ static int shca_send_wqe_inline(struct shca_qp *qp,
 	return 0;
 }
 
+/*
+ * An ATOMIC WRITE's 8 bytes, from its one SGE, read now like inline data
+ * into the WQE's header (softhca_send_wqe.atomic_write), with its target.
+ */
+static int shca_send_wqe_atomic_write(struct softhca_send_wqe *wqe,
+				      const struct ib_send_wr *wr)
+{
+	if (wr->num_sge != 1 ||
+	    wr->sg_list[0].length != sizeof(wqe->atomic_write.data))
+		return -EINVAL;
+	wqe->atomic_write.remote_addr = rdma_wr(wr)->remote_addr;
+	wqe->atomic_write.rkey = rdma_wr(wr)->rkey;
+	memcpy(wqe->atomic_write.data, (void *)(uintptr_t)wr->sg_list[0].addr,
+	       sizeof(wqe->atomic_write.data));
+	wqe->num_sge = 0;
+	return 0;
+}
+
 static void shca_wqe_sges(struct softhca_sge *sge, const struct ib_sge *sg,
 			  int num)
 {
@@ -125,6 +144,8 @@ static int shca_send_wqe_write(struct shca_qp *qp,
 		wqe->ud.remote_qpn = ud_wr(wr)->remote_qpn;
 		wqe->ud.remote_qkey = ud_wr(wr)->remote_qkey;
 	}
+	if (wr->opcode == SHCA_WR_ATOMIC_WRITE)
+		return shca_send_wqe_atomic_write(wqe, wr);
 	shca_send_wqe_op(wqe, wr);
 	if (wr->send_flags & IB_SEND_INLINE)
 		return shca_send_wqe_inline(qp, wqe, wr);

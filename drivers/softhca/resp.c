@@ -520,6 +520,40 @@ static enum shca_tx shca_resp_atomic(struct shca_qp *qp, struct shca_msg *msg)
 	return SHCA_TX_DONE;
 }
 
+/*
+ * ATOMIC WRITE: 8 bytes stored in one access, that no CPU sees in part;
+ * the target is checked as a WRITE's is.
+ */
+static enum shca_tx shca_resp_atomic_write(struct shca_qp *qp,
+					   struct shca_msg *msg)
+{
+	struct shca_sgl target, src;
+	atomic64_t *p;
+	u64 val;
+	u32 len;
+	int ret;
+
+	if (msg->len != sizeof(val) || msg->remote.length != sizeof(val) ||
+	    msg->remote.addr & (sizeof(val) - 1))
+		return shca_resp_refuse(qp, msg, IB_WC_REM_INV_REQ_ERR, true);
+	shca_sgl_init_buf(&src, &val, sizeof(val));
+	ret = shca_sgl_copy(&src, msg->payload, sizeof(val));
+	shca_sgl_release(&src);
+	if (ret)
+		return shca_resp_copied(qp, msg, ret);
+	ret = shca_resp_target(qp, msg, &target, IB_ACCESS_REMOTE_WRITE);
+	p = ret ? NULL : shca_sgl_map(&target, &len);
+	if (IS_ERR_OR_NULL(p)) {
+		shca_sgl_release(&target);
+		return shca_resp_refuse(qp, msg, IB_WC_REM_ACCESS_ERR, true);
+	}
+	atomic64_set_release(p, val);
+	shca_sgl_unmap(&target);
+	shca_sgl_release(&target);
+	msg->status = IB_WC_SUCCESS;
+	return SHCA_TX_DONE;
+}
+
 /**
  * shca_resp_execute() - execute a message on the QP it reached
  * @qp: the responder QP, held by the transport
@@ -549,6 +583,8 @@ enum shca_tx shca_resp_execute(struct shca_qp *qp, struct shca_msg *msg)
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return shca_resp_atomic(qp, msg);
+	case SHCA_WR_ATOMIC_WRITE:
+		return shca_resp_atomic_write(qp, msg);
 	}
 	return shca_resp_refuse(qp, msg, IB_WC_REM_INV_REQ_ERR, true);
 }

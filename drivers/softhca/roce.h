@@ -112,10 +112,11 @@ enum shca_wire_res_kind {
 	SHCA_WIRE_RES_NONE,
 	SHCA_WIRE_RES_READ,
 	SHCA_WIRE_RES_ATOMIC,
+	SHCA_WIRE_RES_ATOMIC_WRITE,
 };
 
 /**
- * struct shca_wire_res - a READ or atomic a responder executed
+ * struct shca_wire_res - a READ, atomic or ATOMIC WRITE a responder executed
  * @kind: enum shca_wire_res_kind
  * @psn: its first PSN
  * @npsn: PSNs it took (a READ: one per response packet)
@@ -124,9 +125,9 @@ enum shca_wire_res_kind {
  *
  * Kept to answer a duplicate (responder resources, IBA 9.7.5.1.2): a
  * READ again from the memory, from any of its PSNs to its end; an atomic
- * with the result it had, never executed twice.  An RC QP keeps its last
- * max_dest_rd_atomic, in a table of SHCA_MAX_RD_ATOMIC; a duplicate of
- * anything else is dropped.
+ * with the result it had, an ATOMIC WRITE with its empty response, never
+ * executed twice.  An RC QP keeps its last max_dest_rd_atomic, in a table
+ * of SHCA_MAX_RD_ATOMIC; a duplicate of anything else is dropped.
  */
 struct shca_wire_res {
 	u8 kind;

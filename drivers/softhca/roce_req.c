@@ -109,10 +109,14 @@ static bool shca_req_atomic(u8 opcode)
 	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
 }
 
-/* READs and atomics are answered by responses, the rest by ACKs. */
+/*
+ * READs, atomics and ATOMIC WRITEs are answered by responses, and take
+ * the responder's resources (max_rd_atomic); the rest by ACKs.
+ */
 static bool shca_req_responded_op(u8 opcode)
 {
-	return opcode == IB_WR_RDMA_READ || shca_req_atomic(opcode);
+	return opcode == IB_WR_RDMA_READ || shca_req_atomic(opcode) ||
+	       opcode == SHCA_WR_ATOMIC_WRITE;
 }
 
 static bool shca_req_responded(const struct shca_wire_slot *ws)
@@ -142,6 +146,26 @@ static int shca_req_read(struct shca_qp *qp, struct shca_wire_slot *ws,
 	};
 
 	return shca_roce_xmit(qp, msg->av, &pkt, NULL);
+}
+
+/* An ATOMIC WRITE: one packet, its 8 bytes. */
+static int shca_req_atomic_write_send(struct shca_qp *qp,
+				      struct shca_wire_slot *ws,
+				      struct shca_msg *msg)
+{
+	struct shca_pkt pkt = {
+		.opcode = SHCA_OPCODE(RC, ATOMIC_WRITE),
+		.pkey = SHCA_DEFAULT_PKEY,
+		.dqpn = msg->dest_qpn,
+		.psn = ws->first,
+		.ackreq = true,
+		.va = msg->remote.addr,
+		.rkey = msg->remote.lkey,
+		.dma_len = msg->len,
+		.paylen = msg->len,
+	};
+
+	return shca_roce_xmit(qp, msg->av, &pkt, msg->payload);
 }
 
 static int shca_req_atomic_send(struct shca_qp *qp, struct shca_wire_slot *ws,
@@ -228,6 +252,8 @@ static int shca_req_transmit(struct shca_qp *qp, struct shca_wire_slot *ws,
 			ws->asked = i + min_t(u32, ws->npsn - i,
 					      shca_psn_diff(stop, ws->first) - i);
 		ret = shca_req_read(qp, ws, msg, i);
+	} else if (msg->opcode == SHCA_WR_ATOMIC_WRITE) {
+		ret = shca_req_atomic_write_send(qp, ws, msg);
 	} else {
 		ret = shca_req_atomic_send(qp, ws, msg);
 	}
@@ -620,8 +646,9 @@ static void shca_req_progress(struct shca_qp *qp, u32 una)
 
 /*
  * The responder executed every PSN before @psn (it answers in order):
- * the SENDs and WRITEs among them are acknowledged.  Stops at a READ or
- * atomic not answered yet, whose responses must come first.
+ * the SENDs, WRITEs and ATOMIC WRITEs among them are acknowledged (an
+ * ATOMIC WRITE's response has nothing the requester needs).  Stops at a
+ * READ or atomic not answered yet, whose responses must come first.
  */
 static void shca_req_implied(struct shca_qp *qp, u32 psn)
 {
@@ -636,7 +663,8 @@ static void shca_req_implied(struct shca_qp *qp, u32 psn)
 		end = shca_req_end(ws);
 		if (shca_psn_diff(end, wr->una) <= 0)
 			continue;
-		if (!ws->answered && shca_req_responded(ws))
+		if (!ws->answered && shca_req_responded(ws) &&
+		    ws->wr_opcode != SHCA_WR_ATOMIC_WRITE)
 			return;
 		if (shca_psn_diff(psn, end) < 0) {
 			shca_req_progress(qp, psn);
@@ -770,6 +798,12 @@ static bool shca_req_read_resp(struct shca_qp *qp, struct sk_buff *skb,
 	struct shca_read_cb *cb;
 	bool last;
 
+	/* An ATOMIC WRITE's: an ACK with no data. */
+	if (ws && ws->wr_opcode == SHCA_WR_ATOMIC_WRITE) {
+		if (pos == SHCA_POS_ONLY && !pkt->paylen)
+			shca_req_aeth(qp, pkt);
+		return false;
+	}
 	/* A response for a PSN of anything but a READ is no answer at all. */
 	if (!ws || ws->wr_opcode != IB_WR_RDMA_READ || ws->answered)
 		return false;

@@ -95,6 +95,8 @@ static u8 shca_rr_wr_opcode(u8 opcode)
 		return IB_WR_ATOMIC_CMP_AND_SWP;
 	case SHCA_OP_FETCH_ADD:
 		return IB_WR_ATOMIC_FETCH_AND_ADD;
+	case SHCA_OP_ATOMIC_WRITE:
+		return SHCA_WR_ATOMIC_WRITE;
 	default:
 		return IB_WR_SEND;
 	}
@@ -428,40 +430,55 @@ bool shca_roce_resp_read(struct shca_qp *qp, u32 *budget)
 	return !rd->active;
 }
 
-static void shca_rr_atomic_ack(struct shca_qp *qp, u32 psn, u64 orig)
+/*
+ * An atomic's answer, its original value in an ATOMIC ACKNOWLEDGE; an
+ * ATOMIC WRITE's, a READ response with no data (as rdma_rxe answers it).
+ */
+static void shca_rr_atomic_ack(struct shca_qp *qp,
+			       const struct shca_wire_res *res)
 {
+	bool write = res->kind == SHCA_WIRE_RES_ATOMIC_WRITE;
 	struct shca_pkt pkt = {
-		.opcode = SHCA_OPCODE(RC, ATOMIC_ACKNOWLEDGE),
+		.opcode = write ? SHCA_OPCODE(RC, RDMA_READ_RESPONSE_ONLY) :
+				  SHCA_OPCODE(RC, ATOMIC_ACKNOWLEDGE),
 		.pkey = SHCA_DEFAULT_PKEY,
 		.dqpn = READ_ONCE(qp->attr.dest_qp_num),
-		.psn = psn,
+		.psn = res->psn,
 		.syndrome = FIELD_PREP(SHCA_AETH_TYPE, SHCA_AETH_ACK) |
 			    SHCA_AETH_NO_CREDIT,
 		.msn = qp->roce->resp.msn,
-		.orig = orig,
+		.orig = res->orig,
 	};
 
 	shca_roce_resp_ack(qp);
 	shca_roce_xmit(qp, &qp->av, &pkt, NULL);
 }
 
+/*
+ * An atomic or an ATOMIC WRITE (its 8 bytes whole), executed, takes a
+ * responder resource (as rdma_rxe's ATOMIC WRITE does too), so that a
+ * duplicate is answered, never executed again.
+ */
 static enum shca_rr shca_rr_atomic(struct shca_qp *qp,
 				   const struct shca_pkt *pkt,
 				   struct shca_msg *msg)
 {
 	struct shca_wire_resp *rs = &qp->roce->resp;
+	struct shca_wire_res *res;
 
 	if (shca_resp_execute(qp, msg) != SHCA_TX_DONE)
 		return SHCA_RR_DROP;
 	if (msg->status != IB_WC_SUCCESS)
 		return SHCA_RR_ERROR;
-	shca_rr_res_take(qp, SHCA_WIRE_RES_ATOMIC, pkt->psn, 1)->orig =
-		msg->atomic_orig;
+	res = shca_rr_res_take(qp, msg->opcode == SHCA_WR_ATOMIC_WRITE ?
+				   SHCA_WIRE_RES_ATOMIC_WRITE :
+				   SHCA_WIRE_RES_ATOMIC, pkt->psn, 1);
+	res->orig = msg->atomic_orig;
 	/* What is owed first; then the MSN counts the atomic, as it answers. */
 	shca_roce_resp_ack(qp);
 	shca_rr_done(qp, pkt, 1, true);
 	rs->ack_due = false;
-	shca_rr_atomic_ack(qp, pkt->psn, msg->atomic_orig);
+	shca_rr_atomic_ack(qp, res);
 	return SHCA_RR_DONE;
 }
 
@@ -469,6 +486,7 @@ static enum shca_rr shca_rr_atomic(struct shca_qp *qp,
 static void shca_rr_duplicate(struct shca_qp *qp, const struct shca_pkt *pkt)
 {
 	struct shca_wire_res *res;
+	u8 kind;
 
 	switch (shca_rr_wr_opcode(pkt->opcode)) {
 	case IB_WR_RDMA_READ:
@@ -476,21 +494,25 @@ static void shca_rr_duplicate(struct shca_qp *qp, const struct shca_pkt *pkt)
 		return;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		/* One too old to be remembered is not answered. */
-		res = shca_rr_res_find(qp, SHCA_WIRE_RES_ATOMIC, pkt->psn);
-		if (res) {
-			shca_rr_atomic_ack(qp, pkt->psn, res->orig);
-			return;
-		}
-		ibdev_dbg_ratelimited(qp->ibqp.device,
-				      "QP %u: duplicate atomic %#x not remembered\n",
-				      qp->ibqp.qp_num, pkt->psn);
-		shca_count_drop(to_shca_dev(qp->ibqp.device),
-				SHCA_DROP_DUP_ATOMIC);
-		return;
+		kind = SHCA_WIRE_RES_ATOMIC;
+		break;
+	case SHCA_WR_ATOMIC_WRITE:
+		kind = SHCA_WIRE_RES_ATOMIC_WRITE;
+		break;
 	default:
 		qp->roce->resp.ack_due = true;
+		return;
 	}
+	/* One too old to be remembered is not answered. */
+	res = shca_rr_res_find(qp, kind, pkt->psn);
+	if (res) {
+		shca_rr_atomic_ack(qp, res);
+		return;
+	}
+	ibdev_dbg_ratelimited(qp->ibqp.device,
+			      "QP %u: duplicate atomic %#x not remembered\n",
+			      qp->ibqp.qp_num, pkt->psn);
+	shca_count_drop(to_shca_dev(qp->ibqp.device), SHCA_DROP_DUP_ATOMIC);
 }
 
 /* A packet with the expected PSN. */
@@ -524,6 +546,7 @@ static enum shca_rr shca_rr_execute(struct shca_qp *qp,
 		return shca_rr_read(qp, pkt, msg);
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case SHCA_WR_ATOMIC_WRITE:
 		return shca_rr_atomic(qp, pkt, msg);
 	}
 	return shca_rr_segment(qp, pkt, pos, msg);

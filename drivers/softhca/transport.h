@@ -21,6 +21,7 @@
 #include <rdma/softhca-abi.h>
 
 #include "ah.h"
+#include "compat.h"
 #include "mem.h"
 
 struct shca_dev;

@@ -36,7 +36,10 @@
 		.pos = SHCA_POS_##p,					\
 	}
 
-/* IBA table 38, the RC, UC and UD rows; a NULL name is an invalid opcode. */
+/*
+ * IBA table 38, the RC, UC and UD rows, and the RC opcodes of IBA 1.5 that
+ * softhca executes; a NULL name is an invalid opcode.
+ */
 static const struct shca_opcode_info shca_opcodes[256] = {
 	SHCA_OPI(RC, SEND_FIRST, 0, true, FIRST),
 	SHCA_OPI(RC, SEND_MIDDLE, 0, true, MIDDLE),
@@ -64,6 +67,8 @@ static const struct shca_opcode_info shca_opcodes[256] = {
 	SHCA_OPI(RC, FETCH_ADD, SHCA_HDR_ATMETH, false, ONLY),
 	SHCA_OPI(RC, SEND_LAST_WITH_INVALIDATE, SHCA_HDR_IETH, true, LAST),
 	SHCA_OPI(RC, SEND_ONLY_WITH_INVALIDATE, SHCA_HDR_IETH, true, ONLY),
+	/* IBA 1.5: 8 bytes stored whole; answered by an empty READ response. */
+	SHCA_OPI(RC, ATOMIC_WRITE, SHCA_HDR_RETH, true, ONLY),
 
 	SHCA_OPI(UC, SEND_FIRST, 0, true, FIRST),
 	SHCA_OPI(UC, SEND_MIDDLE, 0, true, MIDDLE),

@@ -172,6 +172,7 @@ enum shca_op {
 	SHCA_OP_FETCH_ADD = 0x14,
 	SHCA_OP_SEND_LAST_WITH_INVALIDATE = 0x16,
 	SHCA_OP_SEND_ONLY_WITH_INVALIDATE = 0x17,
+	SHCA_OP_ATOMIC_WRITE = 0x1d,
 };
 
 /* The opcode of operation @op on transport @tr: SHCA_OPCODE(RC, SEND_ONLY). */

@@ -14,6 +14,7 @@
 
 #include <kunit/visibility.h>
 
+#include "compat.h"
 #include "cq.h"
 #include "dev.h"
 #include "engine.h"
@@ -37,6 +38,7 @@ static const struct {
 	[IB_WR_RDMA_READ] = { IB_WC_RDMA_READ, BIT(IB_QPT_RC) },
 	[IB_WR_ATOMIC_CMP_AND_SWP] = { IB_WC_COMP_SWAP, BIT(IB_QPT_RC) },
 	[IB_WR_ATOMIC_FETCH_AND_ADD] = { IB_WC_FETCH_ADD, BIT(IB_QPT_RC) },
+	[SHCA_WR_ATOMIC_WRITE] = { SHCA_WC_ATOMIC_WRITE, BIT(IB_QPT_RC) },
 	[IB_WR_LOCAL_INV] = { IB_WC_LOCAL_INV, SHCA_QPT_CONNECTED },
 	[IB_WR_BIND_MW] = { IB_WC_BIND_MW, SHCA_QPT_CONNECTED },
 	[IB_WR_SEND_WITH_INV] = { IB_WC_SEND, BIT(IB_QPT_RC) },

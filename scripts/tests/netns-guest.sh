@@ -338,6 +338,35 @@ bulk_case() {
 	verdict "$result" "$why"
 }
 
+# ATOMIC WRITE between the pair's devices, each in turn the requester
+# (userspace/tests/atomic-write, one process with a QP on each); rdma_rxe
+# has it from 6.2 on.
+atomic_write_case() {
+	local result=nswire/${pair}atomic_write log rc
+	if [ -n "$pair" ] && [ "$(printf '%s\n' 6.2 "$(uname -r)" |
+		sort -V | head -n 1)" != 6.2 ]; then
+		skip "$result" "rdma_rxe has no ATOMIC WRITE before 6.2"
+		return
+	fi
+	if [ -n "$interop_only" ] && [ -z "$pair" ]; then
+		skip "$result" "not in the interoperation run; netns.sh --brief runs it"
+		return
+	fi
+	log=$mydir/cases/${pair}atomic_write
+	mkdir -p "${log%/*}"
+	echo "== $result"
+	timeout 60 "$(dirname "$RDMAV_DRIVERS")/tests/atomic-write" \
+		"$cli_dev" 1 "$srv_dev" 1 >"$log" 2>&1 </dev/null
+	rc=$?
+	grep -v '^ok' "$log"
+	if [ "$rc" != 0 ]; then
+		echo "$result: $srv_dev counters:$(hw_counters "$srv_dev")"
+		echo "$result: $cli_dev counters:$(hw_counters "$cli_dev")"
+	fi | figures
+	verdict "$result" "$([ "$rc" = 0 ] ||
+		echo "exit $rc: $(grep -m 3 '^not ok' "$log" | tr '\n' ' ')")"
+}
+
 bulk_cases() {
 	local t
 	for t in "${bulk_tests[@]}"; do
@@ -514,6 +543,7 @@ interop() {
 		set_pair "$p"
 		run_cases
 		bulk_cases
+		atomic_write_case
 	done
 	set_pair softhca
 	rdma link delete rxe0
@@ -883,6 +913,7 @@ main() {
 	rdma link show | figures
 	run_cases
 	bulk_cases
+	atomic_write_case
 	if [ -n "$interop_only" ]; then
 		skip nswire/trace-events "not in the interoperation run"
 	else

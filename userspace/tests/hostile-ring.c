@@ -126,6 +126,11 @@ int main(int argc, char **argv)
 	bad_send(&p, "an lkey it does not own", IBV_WR_SEND, 1, 0x123456,
 		 IBV_WC_LOC_PROT_ERR);
 	pair_destroy(&p);
+	/* Its 8 bytes are in its header: an SGE makes it malformed. */
+	PAIR();
+	bad_send(&p, "an ATOMIC WRITE with an SGE", IBV_WR_ATOMIC_WRITE, 1,
+		 p.mr->lkey, IBV_WC_LOC_QP_OP_ERR);
+	pair_destroy(&p);
 
 	PAIR();
 	pair_recv_wqe(&p, 1, 200);

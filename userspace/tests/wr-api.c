@@ -17,7 +17,10 @@
  * (type 2), checked as strictly as an MR: remote access through a window
  * reaches its bytes of the MR and nothing else, with its access only, on
  * its QP only (type 2); unbinding, invalidation (local and remote) and
- * deallocation close it; an MR with a window bound stays registered.
+ * deallocation close it; an MR with a window bound stays registered;
+ * and ATOMIC WRITE, through ibv_wr_atomic_write and ibv_post_send: its 8
+ * bytes land, and nothing else; its target checked as a WRITE's, 8-byte
+ * aligned.
  * TAP output; exit 0 when every check passed.
  */
 #include <endian.h>
@@ -682,6 +685,96 @@ static void windows(struct env *e)
 	    "windows: the MR deregistered once no window is bound", NULL);
 }
 
+#define OPS_AW		(OPS_RC | IBV_QP_EX_WITH_ATOMIC_WRITE)
+#define AW		61000	/* ATOMIC WRITE's targets, 8-byte aligned */
+
+/* One signaled ATOMIC WRITE of @data at @addr under @rkey: its status. */
+static int atomic_write_status(struct env *e, uint32_t rkey, uint64_t addr,
+			       const void *data)
+{
+	struct ibv_qp *qp = qp_ex(e, IBV_QPT_RC, OPS_AW, DEPTH);
+	struct ibv_qp_ex *x;
+	struct done d;
+
+	if (!qp || qp_up(e, qp))
+		return -1;
+	x = ibv_qp_to_qp_ex(qp);
+	ibv_wr_start(x);
+	x->wr_id = 400;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(x, rkey, addr, data);
+	if (ibv_wr_complete(x) || poll_n(e->cq, &d, 1))
+		return last_status(qp, -1);
+	return last_status(qp, d.opcode == IBV_WC_ATOMIC_WRITE || d.status ?
+			   d.status : -1);
+}
+
+static void atomic_write(struct env *e)
+{
+	static const char a[8] = "abcdefgh", b[8] = "ABCDEFGH";
+	struct ibv_qp *qp = qp_ex(e, IBV_QPT_RC, OPS_AW, DEPTH);
+	struct ibv_sge sge = { .addr = addr_of(e, AW + 32), .length = 8,
+			       .lkey = e->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 402, .opcode = IBV_WR_ATOMIC_WRITE, .sg_list = &sge,
+		.num_sge = 1, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = addr_of(e, AW + 8),
+			     .rkey = e->mr->rkey },
+	}, *bad;
+	unsigned char before[24];
+	struct ibv_mr *ro;
+	struct ibv_qp_ex *x;
+	struct done d[2];
+	int ok;
+
+	tap(qp && !qp_up(e, qp), "atomic write: an RC QP for it", NULL);
+	if (!qp)
+		return;
+	x = ibv_qp_to_qp_ex(qp);
+	memset(e->buf + AW, 0x5a, 24);
+	memcpy(e->buf + AW + 32, b, 8);
+	ibv_wr_start(x);
+	x->wr_id = 401;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(x, e->mr->rkey, addr_of(e, AW), a);
+	ok = !ibv_wr_complete(x) && !ibv_post_send(qp, &wr, &bad) &&
+	     !poll_n(e->cq, d, 2);
+	tap(ok && d[0].wr_id == 401 && d[1].wr_id == 402 && !d[0].status &&
+	    !d[1].status && d[0].opcode == IBV_WC_ATOMIC_WRITE &&
+	    d[1].opcode == IBV_WC_ATOMIC_WRITE && d[0].byte_len == 8 &&
+	    d[1].byte_len == 8,
+	    "atomic write: ibv_wr_atomic_write, then ibv_post_send: 8 bytes each",
+	    NULL);
+	memset(before, 0x5a, sizeof(before));
+	tap(!memcmp(e->buf + AW, a, 8) && !memcmp(e->buf + AW + 8, b, 8) &&
+	    !memcmp(e->buf + AW + 16, before, 8),
+	    "atomic write: their bytes landed, and nothing past them", NULL);
+
+	ibv_wr_start(x);
+	ibv_wr_atomic_write(x, e->mr->rkey, addr_of(e, AW), b);
+	ibv_wr_set_sge(x, e->mr->lkey, addr_of(e, 0), 8);
+	tap(ibv_wr_complete(x) == EINVAL && cq_quiet(e->cq) &&
+	    !memcmp(e->buf + AW, a, 8),
+	    "atomic write: with an SGE besides, EINVAL, nothing posted", NULL);
+	sge.length = 4;
+	tap(ibv_post_send(qp, &wr, &bad) == EINVAL && bad == &wr,
+	    "atomic write: ibv_post_send of 4 bytes: EINVAL", NULL);
+	ibv_destroy_qp(qp);
+
+	memcpy(before, e->buf + AW, 16);
+	tap(atomic_write_status(e, e->mr->rkey, addr_of(e, AW + 4), b) ==
+	    IBV_WC_REM_INV_REQ_ERR && !memcmp(e->buf + AW, before, 16),
+	    "atomic write: not 8-byte aligned: remote invalid request", NULL);
+	ro = ibv_reg_mr(e->pd, e->buf + AW, 64, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	tap(ro && atomic_write_status(e, ro->rkey, addr_of(e, AW), b) ==
+	    IBV_WC_REM_ACCESS_ERR && !memcmp(e->buf + AW, before, 16),
+	    "atomic write: an MR without remote write: remote access error",
+	    NULL);
+	if (ro)
+		ibv_dereg_mr(ro);
+}
+
 static void refused(struct env *e)
 {
 	struct ibv_cq_init_attr_ex ca = {
@@ -703,9 +796,9 @@ static void refused(struct env *e)
 	tap(!ibv_create_cq_ex(e->ctx, &ca) && errno == EOPNOTSUPP,
 	    "refused: a CQ that ignores overruns: EOPNOTSUPP", NULL);
 	errno = 0;
-	qp = qp_ex(e, IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE, DEPTH);
+	qp = qp_ex(e, IBV_QPT_UC, IBV_QP_EX_WITH_ATOMIC_WRITE, DEPTH);
 	tap(!qp && errno == EOPNOTSUPP,
-	    "refused: an RC QP for ATOMIC WRITE: EOPNOTSUPP", NULL);
+	    "refused: a UC QP for ATOMIC WRITE: EOPNOTSUPP", NULL);
 	errno = 0;
 	qp = qp_ex(e, IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE, DEPTH);
 	tap(!qp && errno == EOPNOTSUPP,
@@ -749,6 +842,7 @@ int main(int argc, char **argv)
 	mixed(&e, qp);
 	ud_send(&e);
 	windows(&e);
+	atomic_write(&e);
 	refused(&e);
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(ibv_cq_ex_to_cq(e.cq));

@@ -135,6 +135,18 @@ struct softhca_send_wqe {
 			__u32 reserved;
 		} atomic;
 		struct {
+			/*
+			 * IB_UVERBS_WR_ATOMIC_WRITE (RC), with no SGE and
+			 * no inline data: data, 8 bytes as they lie in
+			 * memory, stored whole at remote_addr (8-byte
+			 * aligned).
+			 */
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+			__u8 data[8];
+		} atomic_write;
+		struct {
 			__u32 ah;	/* AH number from create_ah */
 			__u32 remote_qpn;
 			__u32 remote_qkey;
