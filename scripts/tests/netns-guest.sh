@@ -338,24 +338,26 @@ bulk_case() {
 	verdict "$result" "$why"
 }
 
-# ATOMIC WRITE between the pair's devices, each in turn the requester
-# (userspace/tests/atomic-write, one process with a QP on each); rdma_rxe
-# has it from 6.2 on.
-atomic_write_case() {
-	local result=nswire/${pair}atomic_write log rc
-	if [ -n "$pair" ] && [ "$(printf '%s\n' 6.2 "$(uname -r)" |
-		sort -V | head -n 1)" != 6.2 ]; then
-		skip "$result" "rdma_rxe has no ATOMIC WRITE before 6.2"
-		return
-	fi
+# Verbs between the pair's devices, each in turn the requester
+# (userspace/tests/peer-verbs, one process with a QP on each): ATOMIC
+# WRITE, which rdma_rxe has from 6.2 on, and memory windows.
+peer_verbs_case() {
+	local result=nswire/${pair}peer_verbs log rc opt=()
+	[ -z "$pair" ] || opt=(--rxe rxe0)
 	if [ -n "$interop_only" ] && [ -z "$pair" ]; then
 		skip "$result" "not in the interoperation run; netns.sh --brief runs it"
 		return
 	fi
-	log=$mydir/cases/${pair}atomic_write
+	if [ -n "$pair" ] && [ "$(printf '%s\n' 6.2 "$(uname -r)" |
+		sort -V | head -n 1)" != 6.2 ]; then
+		echo "$result: rdma_rxe has no ATOMIC WRITE before 6.2: windows only" |
+			figures
+		opt+=(--no-atomic-write)
+	fi
+	log=$mydir/cases/${pair}peer_verbs
 	mkdir -p "${log%/*}"
 	echo "== $result"
-	timeout 60 "$(dirname "$RDMAV_DRIVERS")/tests/atomic-write" \
+	timeout 120 "$(dirname "$RDMAV_DRIVERS")/tests/peer-verbs" "${opt[@]}" \
 		"$cli_dev" 1 "$srv_dev" 1 >"$log" 2>&1 </dev/null
 	rc=$?
 	grep -v '^ok' "$log"
@@ -543,7 +545,7 @@ interop() {
 		set_pair "$p"
 		run_cases
 		bulk_cases
-		atomic_write_case
+		peer_verbs_case
 	done
 	set_pair softhca
 	rdma link delete rxe0
@@ -913,7 +915,7 @@ main() {
 	rdma link show | figures
 	run_cases
 	bulk_cases
-	atomic_write_case
+	peer_verbs_case
 	if [ -n "$interop_only" ]; then
 		skip nswire/trace-events "not in the interoperation run"
 	else

@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * peer-verbs [--no-atomic-write] [--rxe NAME] DEVICE GID_INDEX PEER
+ * PEER_GID_INDEX:
+ * verbs between two devices, over the wire that joins them, each device
+ * in turn the requester and the other the responder: RC QPs, one on each
+ * device, connected to each other, in one process.  With softhca on one
+ * side and rdma_rxe on the other, both directions of each exchange are
+ * those of two implementations.
+ * - ATOMIC WRITE (IBA 1.5; --no-atomic-write leaves it out, for a peer
+ *   that has none): two in one ibv_wr_* batch store 16 bytes in the
+ *   responder's memory, whole, and nothing beside them; the completions
+ *   are ATOMIC WRITEs of 8 bytes.  A target not 8-byte aligned is refused
+ *   (remote invalid request) and writes nothing.
+ * - Memory windows, bound by the responder onto part of its MR: a type 1
+ *   window (ibv_bind_mw) takes the requester's WRITE and READ through its
+ *   rkey, the data compared, and refuses a WRITE past its end; a type 2
+ *   window (ibv_wr_bind_mw) takes a WRITE, then the requester's
+ *   SEND_WITH_INV of its rkey invalidates it (the responder's receive
+ *   completion says so), and a WRITE through that rkey is refused.
+ * A refusal ends a pair of QPs: the next check takes a fresh one.
+ * rdma_rxe (--rxe names its device) as the responder has two faults
+ * these checks show, reported as
+ * TAP TODOs, not failures: it checks a window's MR's bounds, not the
+ * window's (rxe_resp.c, check_rkey()), and its user CQEs carry the
+ * kernel's IB_WC_WITH_INVALIDATE bit, user space's IBV_WC_IP_CSUM_OK.
+ * TAP output; exit 0 when every check passed.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "tap.h"
+
+#define BUF	8192
+#define TARGET	512	/* ATOMIC WRITE's, in the responder's buffer */
+#define WIN	4096	/* the windows' MR: the buffer's second half */
+#define SRC	1024	/* the requester's bytes to WRITE, and READ into */
+
+#define OPS	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ | \
+		 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_BIND_MW |  \
+		 IBV_QP_EX_WITH_LOCAL_INV)
+
+struct side {
+	const char *name;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_mr *wmr;	/* what windows bind to */
+	struct ibv_qp *qp;
+	unsigned char *buf;
+	union ibv_gid gid;
+	int gid_index;
+	int rxe;	/* rdma_rxe, with its known faults */
+};
+
+static uint64_t send_ops = OPS | IBV_QP_EX_WITH_ATOMIC_WRITE;
+
+static int side_open(struct side *s, struct ibv_device **list,
+		     const char *name, const char *gid_index)
+{
+	s->name = name;
+	s->gid_index = atoi(gid_index);
+	s->ctx = tap_open(list, name);
+	if (!s->ctx || ibv_query_gid(s->ctx, 1, s->gid_index, &s->gid))
+		return -1;
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->cq = ibv_create_cq(s->ctx, 16, NULL, NULL, 0);
+	s->buf = aligned_alloc(4096, BUF);
+	if (!s->pd || !s->cq || !s->buf)
+		return -1;
+	s->mr = ibv_reg_mr(s->pd, s->buf, WIN, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	s->wmr = ibv_reg_mr(s->pd, s->buf + WIN, BUF - WIN,
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	return s->mr && s->wmr ? 0 : -1;
+}
+
+static struct ibv_qp *qp_new(struct side *s)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_RC,
+		.send_cq = s->cq,
+		.recv_cq = s->cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 2,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = s->pd,
+		.send_ops_flags = send_ops,
+	};
+
+	return ibv_create_qp_ex(s->ctx, &a);
+}
+
+/* @s's QP to RTS, connected to QP @dqpn at @peer's GID. */
+static int qp_connect(struct side *s, const struct side *peer, uint32_t dqpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+	};
+
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dqpn, .max_dest_rd_atomic = 4,
+		.min_rnr_timer = 1,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = peer->gid,
+				      .sgid_index = s->gid_index,
+				      .hop_limit = 64 } },
+	};
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+		.rnr_retry = 7, .max_rd_atomic = 4,
+	};
+	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void pair_down(struct side *a, struct side *b)
+{
+	if (a->qp)
+		ibv_destroy_qp(a->qp);
+	if (b->qp)
+		ibv_destroy_qp(b->qp);
+	a->qp = NULL;
+	b->qp = NULL;
+}
+
+/* A fresh QP on each side, connected to each other; or a failed check. */
+static int pair_up(struct side *a, struct side *b)
+{
+	pair_down(a, b);
+	a->qp = qp_new(a);
+	b->qp = qp_new(b);
+	if (a->qp && b->qp && !qp_connect(a, b, b->qp->qp_num) &&
+	    !qp_connect(b, a, a->qp->qp_num))
+		return 0;
+	tap(0, "a fresh pair of connected QPs", strerror(errno));
+	return -1;
+}
+
+/* @n completions of @s's CQ into @wc, within 10 s. */
+static int poll_n(struct side *s, struct ibv_wc *wc, int n)
+{
+	time_t end = time(NULL) + 10;
+	int got = 0, r;
+
+	while (got < n && time(NULL) <= end) {
+		r = ibv_poll_cq(s->cq, n - got, wc + got);
+		if (r < 0)
+			return -1;
+		got += r;
+	}
+	return got == n ? 0 : -1;
+}
+
+/* "REQ to RESP: WHAT", for a check's name. */
+static const char *named(const struct side *req, const struct side *resp,
+			 const char *what)
+{
+	static char name[192];
+
+	snprintf(name, sizeof(name), "%s to %s: %s", req->name, resp->name,
+		 what);
+	return name;
+}
+
+/* A completion as a check's detail. */
+static const char *wc_str(int polled, const struct ibv_wc *wc)
+{
+	static char detail[96];
+
+	if (!polled)
+		return "no completion";
+	snprintf(detail, sizeof(detail), "wr_id %llu, %s, opcode %d, %u bytes",
+		 (unsigned long long)wc->wr_id, ibv_wc_status_str(wc->status),
+		 wc->opcode, wc->byte_len);
+	return detail;
+}
+
+static void fill(unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (unsigned char)(seed + i * 7);
+}
+
+/* --- ATOMIC WRITE ------------------------------------------------------ */
+
+/* Two ATOMIC WRITEs in one batch: 16 bytes at the target. */
+static void aw_stores(struct side *req, struct side *resp)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(req->qp);
+	uint64_t raddr = (uintptr_t)resp->buf + TARGET;
+	unsigned char want[24], val[2][8];
+	struct ibv_wc wc[2];
+	int i, ok;
+
+	fill(val[0], 16, 0x10);
+	memset(resp->buf + TARGET, 0x5a, 24);
+	memcpy(want, val, 16);
+	memset(want + 16, 0x5a, 8);
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	for (i = 0; i < 2; i++) {
+		x->wr_id = i + 1;
+		ibv_wr_atomic_write(x, resp->mr->rkey, raddr + 8 * i, val[i]);
+	}
+	ok = !ibv_wr_complete(x) && !poll_n(req, wc, 2);
+	for (i = 0; i < 2; i++)
+		tap(ok && wc[i].wr_id == (uint64_t)i + 1 &&
+		    wc[i].status == IBV_WC_SUCCESS &&
+		    wc[i].opcode == IBV_WC_ATOMIC_WRITE && wc[i].byte_len == 8,
+		    named(req, resp, i ? "the second ATOMIC WRITE completes" :
+				     "the first ATOMIC WRITE completes"),
+		    wc_str(ok, &wc[i]));
+	tap(!memcmp(resp->buf + TARGET, want, sizeof(want)),
+	    named(req, resp, "16 bytes landed, nothing past them"), NULL);
+}
+
+/* A target 4 bytes off alignment: refused, nothing written. */
+static void aw_misaligned(struct side *req, struct side *resp)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(req->qp);
+	static const unsigned char val[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	unsigned char before[16];
+	struct ibv_wc wc;
+	int ok;
+
+	memcpy(before, resp->buf + TARGET, sizeof(before));
+	ibv_wr_start(x);
+	x->wr_id = 3;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(x, resp->mr->rkey,
+			    (uintptr_t)resp->buf + TARGET + 4, val);
+	ok = !ibv_wr_complete(x) && !poll_n(req, &wc, 1);
+	tap(ok && wc.status == IBV_WC_REM_INV_REQ_ERR,
+	    named(req, resp, "ATOMIC WRITE not 8-byte aligned: remote invalid request"),
+	    wc_str(ok, &wc));
+	tap(!memcmp(resp->buf + TARGET, before, sizeof(before)),
+	    named(req, resp, "misaligned, nothing written"), NULL);
+}
+
+/* --- memory windows ---------------------------------------------------- */
+
+/* One signaled WRITE or READ of @len bytes at @raddr under @rkey. */
+static int rdma(struct side *req, enum ibv_wr_opcode op, uint32_t rkey,
+		uint64_t raddr, uint32_t len, struct ibv_wc *wc)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(req->qp);
+
+	ibv_wr_start(x);
+	x->wr_id = 10 + op;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	if (op == IBV_WR_RDMA_READ)
+		ibv_wr_rdma_read(x, rkey, raddr);
+	else
+		ibv_wr_rdma_write(x, rkey, raddr);
+	ibv_wr_set_sge(x, req->mr->lkey, (uintptr_t)req->buf + SRC, len);
+	return !ibv_wr_complete(x) && !poll_n(req, wc, 1);
+}
+
+/* The responder's type 1 window onto 512 bytes of its MR. */
+static struct ibv_mw *window1(struct side *resp, uint64_t *addr)
+{
+	struct ibv_mw_bind bind = {
+		.wr_id = 20, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = resp->wmr,
+			       .addr = (uintptr_t)resp->buf + WIN + 256,
+			       .length = 512,
+			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+						  IBV_ACCESS_REMOTE_READ },
+	};
+	struct ibv_mw *mw = ibv_alloc_mw(resp->pd, IBV_MW_TYPE_1);
+	struct ibv_wc wc;
+
+	*addr = bind.bind_info.addr;
+	if (mw && !ibv_bind_mw(resp->qp, mw, &bind) && !poll_n(resp, &wc, 1) &&
+	    wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW)
+		return mw;
+	if (mw)
+		ibv_dealloc_mw(mw);
+	return NULL;
+}
+
+static void window_type1(struct side *req, struct side *resp)
+{
+	unsigned char *at;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	uint64_t addr;
+	int ok;
+
+	if (pair_up(req, resp))
+		return;
+	mw = window1(resp, &addr);
+	tap(mw != NULL, named(req, resp, "the responder binds a type 1 window"),
+	    NULL);
+	if (!mw)
+		return;
+	at = resp->buf + WIN + 256 + 100;
+	fill(req->buf + SRC, 64, 3);
+	memset(at, 0, 64);
+	ok = rdma(req, IBV_WR_RDMA_WRITE, mw->rkey, addr + 100, 64, &wc);
+	tap(ok && wc.status == IBV_WC_SUCCESS && !memcmp(at, req->buf + SRC, 64),
+	    named(req, resp, "a WRITE through a type 1 window lands, data compared"),
+	    wc_str(ok, &wc));
+	fill(at, 64, 9);
+	ok = rdma(req, IBV_WR_RDMA_READ, mw->rkey, addr + 100, 64, &wc);
+	tap(ok && wc.status == IBV_WC_SUCCESS && !memcmp(at, req->buf + SRC, 64),
+	    named(req, resp, "a READ through it, data compared"),
+	    wc_str(ok, &wc));
+	ok = rdma(req, IBV_WR_RDMA_WRITE, mw->rkey, addr + 512 - 32, 64, &wc);
+	tap_todo(ok && wc.status == IBV_WC_REM_ACCESS_ERR,
+		 named(req, resp, "a WRITE past its end: remote access error"),
+		 wc_str(ok, &wc), resp->rxe ?
+		 "rdma_rxe checks the MR's bounds, not the window's" : NULL);
+	pair_down(req, resp);
+	tap(!ibv_dealloc_mw(mw), named(req, resp, "the type 1 window deallocated"),
+	    NULL);
+}
+
+/* The responder's type 2 window onto 512 bytes of its MR, via its QP. */
+static struct ibv_mw *window2(struct side *resp, uint64_t *addr)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(resp->qp);
+	struct ibv_mw_bind_info info = {
+		.mr = resp->wmr, .addr = (uintptr_t)resp->buf + WIN + 1024,
+		.length = 512, .mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	struct ibv_mw *mw = ibv_alloc_mw(resp->pd, IBV_MW_TYPE_2);
+	struct ibv_wc wc;
+
+	*addr = info.addr;
+	if (!mw)
+		return NULL;
+	ibv_wr_start(x);
+	x->wr_id = 30;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(x, mw, ibv_inc_rkey(mw->rkey), &info);
+	if (!ibv_wr_complete(x) && !poll_n(resp, &wc, 1) &&
+	    wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW) {
+		mw->rkey = ibv_inc_rkey(mw->rkey);
+		return mw;
+	}
+	ibv_dealloc_mw(mw);
+	return NULL;
+}
+
+/* A SEND_WITH_INV of @rkey into a receive the responder posted. */
+static void send_inv(struct side *req, struct side *resp, uint32_t rkey)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(req->qp);
+	struct ibv_sge sge = { .addr = (uintptr_t)resp->buf, .length = 64,
+			       .lkey = resp->mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 40, .sg_list = &sge,
+				   .num_sge = 1 }, *bad;
+	struct ibv_wc wc, rwc;
+	char detail[160];
+	int ok;
+
+	ibv_wr_start(x);
+	x->wr_id = 41;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send_inv(x, rkey);
+	ibv_wr_set_sge(x, req->mr->lkey, (uintptr_t)req->buf + SRC, 16);
+	ok = !ibv_post_recv(resp->qp, &rwr, &bad) && !ibv_wr_complete(x) &&
+	     !poll_n(req, &wc, 1) && !poll_n(resp, &rwc, 1);
+	snprintf(detail, sizeof(detail), "%s; wc_flags %#x, rkey %#x of %#x",
+		 wc_str(ok, &rwc), ok ? rwc.wc_flags : 0,
+		 ok ? rwc.invalidated_rkey : 0, rkey);
+	tap(ok && wc.status == IBV_WC_SUCCESS && rwc.status == IBV_WC_SUCCESS,
+	    named(req, resp, "SEND_WITH_INV of the window's rkey: received"),
+	    detail);
+	tap_todo(ok && rwc.wc_flags & IBV_WC_WITH_INV &&
+		 rwc.invalidated_rkey == rkey,
+		 named(req, resp, "the receive says which rkey it invalidated"),
+		 detail, resp->rxe ?
+		 "rdma_rxe flags it IBV_WC_IP_CSUM_OK, the kernel's bit" : NULL);
+}
+
+static void window_type2(struct side *req, struct side *resp)
+{
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	uint64_t addr;
+	int ok;
+
+	if (pair_up(req, resp))
+		return;
+	mw = window2(resp, &addr);
+	tap(mw != NULL, named(req, resp, "the responder binds a type 2 window"),
+	    NULL);
+	if (!mw)
+		return;
+	fill(req->buf + SRC, 64, 5);
+	memset(resp->buf + WIN + 1024, 0, 64);
+	ok = rdma(req, IBV_WR_RDMA_WRITE, mw->rkey, addr, 64, &wc);
+	tap(ok && wc.status == IBV_WC_SUCCESS &&
+	    !memcmp(resp->buf + WIN + 1024, req->buf + SRC, 64),
+	    named(req, resp, "a WRITE through a type 2 window lands, data compared"),
+	    wc_str(ok, &wc));
+	send_inv(req, resp, mw->rkey);
+	ok = rdma(req, IBV_WR_RDMA_WRITE, mw->rkey, addr, 64, &wc);
+	tap(ok && wc.status == IBV_WC_REM_ACCESS_ERR,
+	    named(req, resp, "invalidated, its rkey: remote access error"),
+	    wc_str(ok, &wc));
+	pair_down(req, resp);
+	tap(!ibv_dealloc_mw(mw), named(req, resp, "the type 2 window deallocated"),
+	    NULL);
+}
+
+static void side_close(struct side *s)
+{
+	if (s->wmr)
+		ibv_dereg_mr(s->wmr);
+	if (s->mr)
+		ibv_dereg_mr(s->mr);
+	if (s->cq)
+		ibv_destroy_cq(s->cq);
+	if (s->pd)
+		ibv_dealloc_pd(s->pd);
+	if (s->ctx)
+		ibv_close_device(s->ctx);
+	free(s->buf);
+}
+
+int main(int argc, char **argv)
+{
+	struct side sides[2] = {}, *req, *resp;
+	const char *rxe = NULL;
+	int aw = 1, i, up;
+	struct ibv_device **list;
+
+	for (; argc > 5 && !strncmp(argv[1], "--", 2); argc--, argv++) {
+		if (!strcmp(argv[1], "--no-atomic-write")) {
+			aw = 0;
+			send_ops = OPS;
+		} else if (!strcmp(argv[1], "--rxe")) {
+			rxe = argv[2];
+			argc--;
+			argv++;
+		} else {
+			break;
+		}
+	}
+	if (argc != 5) {
+		fprintf(stderr, "usage: %s [--no-atomic-write] [--rxe NAME] DEVICE GID_INDEX PEER PEER_GID_INDEX\n",
+			argv[0]);
+		return 2;
+	}
+	for (i = 0; i < 2; i++)
+		sides[i].rxe = rxe && !strcmp(rxe, argv[1 + 2 * i]);
+	list = ibv_get_device_list(NULL);
+	up = !side_open(&sides[0], list, argv[1], argv[2]) &&
+	     !side_open(&sides[1], list, argv[3], argv[4]);
+	tap(up, "both devices open, each with its PD, CQ and MRs",
+	    up ? NULL : strerror(errno));
+	for (i = 0; up && i < 2; i++) {
+		req = &sides[i];
+		resp = &sides[!i];
+		if (aw && !pair_up(req, resp)) {
+			aw_stores(req, resp);
+			if (!pair_up(req, resp))
+				aw_misaligned(req, resp);
+		}
+		window_type1(req, resp);
+		window_type2(req, resp);
+	}
+	pair_down(&sides[0], &sides[1]);
+	side_close(&sides[0]);
+	side_close(&sides[1]);
+	ibv_free_device_list(list);
+	return tap_done();
+}
