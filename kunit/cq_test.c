@@ -216,16 +216,25 @@ static void shca_cq_notify_deferred(struct kunit *test)
  * v runs on the v-th online CPU, whichever CPU pushed the completion (as
  * the vector's interrupt would be steered): ULPs spread their queues over
  * the vectors (nvme-rdma, RDS, SRP) and expect their work spread alike.
+ * ib_get_vector_affinity() names that CPU, and no vector beyond them.
  */
 static void shca_cq_vector_cpu(struct kunit *test)
 {
 	struct ib_device *ibdev = shca_cq_fx.ibdev;
+	const struct cpumask *mask;
 	struct shca_cq_probe *p;
 	int vector, want, cpu, n, ret;
 
 	KUNIT_EXPECT_EQ(test, ibdev->num_comp_vectors, num_online_cpus());
+	KUNIT_EXPECT_NULL(test, ib_get_vector_affinity(ibdev,
+						       ibdev->num_comp_vectors));
+	KUNIT_EXPECT_NULL(test, ib_get_vector_affinity(ibdev, -1));
 	for (vector = 0; vector < ibdev->num_comp_vectors; vector++) {
 		want = cpumask_local_spread(vector, NUMA_NO_NODE);
+		mask = ib_get_vector_affinity(ibdev, vector);
+		KUNIT_ASSERT_NOT_NULL(test, mask);
+		KUNIT_EXPECT_EQ(test, cpumask_weight(mask), 1);
+		KUNIT_EXPECT_EQ(test, cpumask_first(mask), want);
 		p = shca_cq_probe_vector(test, 16, vector);
 		n = 0;
 		for_each_online_cpu(cpu) {

@@ -27,6 +27,30 @@
 #include "qp.h"
 #include "trace.h"
 
+/* Vector @vector is the @vector-th online CPU. */
+static unsigned int shca_vector_cpu(unsigned int vector)
+{
+	return cpumask_local_spread(vector, NUMA_NO_NODE);
+}
+
+/**
+ * shca_get_vector_affinity() - the CPUs a completion vector's handlers run on
+ * @ibdev: the device
+ * @comp_vector: the vector
+ *
+ * For the ULPs that map their queues to the vectors' CPUs (nvme-rdma on
+ * 6.1, through blk_mq_rdma_map_queues()).
+ *
+ * Return: the vector's one CPU, or NULL for no such vector.
+ */
+const struct cpumask *shca_get_vector_affinity(struct ib_device *ibdev,
+					       int comp_vector)
+{
+	if (comp_vector < 0 || comp_vector >= ibdev->num_comp_vectors)
+		return NULL;
+	return cpumask_of(shca_vector_cpu(comp_vector));
+}
+
 static void shca_cq_comp_work(struct work_struct *work)
 {
 	struct shca_cq *cq = container_of(work, struct shca_cq, comp_work);
@@ -92,11 +116,8 @@ static int shca_cq_create_cmd(struct shca_cmd *cmd)
 
 	spin_lock_init(&cq->prod_lock);
 	spin_lock_init(&cq->poll_lock);
-	/*
-	 * Vector v is the v-th online CPU.  Should that CPU go offline, the
-	 * workqueue runs comp_work on another.
-	 */
-	cq->cpu = cpumask_local_spread(attr->comp_vector, NUMA_NO_NODE);
+	/* Should that CPU go offline, the workqueue runs comp_work on another. */
+	cq->cpu = shca_vector_cpu(attr->comp_vector);
 	INIT_WORK(&cq->comp_work, shca_cq_comp_work);
 	shca_events_init(&cq->events, shca_cq_deliver);
 	cq->ibcq.cqe = cq->queue.num;

@@ -42,6 +42,8 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int shca_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+const struct cpumask *shca_get_vector_affinity(struct ib_device *ibdev,
+					       int comp_vector);
 int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 
 #endif /* SHCA_CQ_H */

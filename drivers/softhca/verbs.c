@@ -93,6 +93,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.get_hw_stats = shca_get_hw_stats,
 	.get_link_layer = shca_get_link_layer,
 	.get_netdev = shca_get_netdev,
+	.get_vector_affinity = shca_get_vector_affinity,
 	.get_port_immutable = shca_get_port_immutable,
 	.map_mr_sg = shca_map_mr_sg,
 	.mmap = shca_mmap,
