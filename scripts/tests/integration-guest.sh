@@ -373,10 +373,16 @@ busy_remove() {
 	ibv_rc_pingpong -d softhca6 -g 0 -p 18610 -s 65536 -n 1000000000 \
 		localhost >/dev/null 2>&1 &
 	pids="$pids $!"
-	# Four RC QPs in RTS: ibloop's two and the pingpongs'.
+	# Four RC QPs in RTS: ibloop's two and the pingpongs'.  30 s: the
+	# pingpongs took over 10 s to connect once, under TCG with two
+	# other guests on the host's two CPUs (2026-12-04).
 	# shellcheck disable=SC2016 # eval expands it
-	wait_for 10 eval '[ "$(rdma resource show qp link softhca6/1 |
-		grep -c "type RC state RTS")" = 4 ]' || rc=1
+	if ! wait_for 30 eval '[ "$(rdma resource show qp link softhca6/1 |
+		grep -c "type RC state RTS")" = 4 ]'; then
+		echo "busy-remove: not 4 RC QPs in RTS after 30 s:"
+		rdma resource show qp link softhca6/1
+		rc=1
+	fi
 	sleep 2
 	remove_within "$1" $ipid || rc=1
 	wait "$ipid"
@@ -389,8 +395,9 @@ busy_remove() {
 	kill $pids 2>/dev/null
 	# shellcheck disable=SC2086
 	wait $pids
-	rmmod ibloop || rc=1
-	! lsmod | grep -q '^softhca ' || rmmod softhca || rc=1
+	rmmod ibloop || { echo "busy-remove: rmmod ibloop failed"; rc=1; }
+	! lsmod | grep -q '^softhca ' || rmmod softhca ||
+		{ echo "busy-remove: rmmod softhca failed"; rc=1; }
 	return $rc
 }
 

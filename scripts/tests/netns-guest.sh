@@ -547,6 +547,7 @@ interop() {
 		bulk_cases
 		peer_verbs_case
 	done
+	vlan_interop
 	set_pair softhca
 	rdma link delete rxe0
 	ip netns del nsr	# vs with it, and so its peer vr
@@ -602,26 +603,27 @@ gid_index() {
 	return 1
 }
 
-# pingpong NAME PORT SERVER_GID CLIENT_GID ADDR ITERS: an RC pingpong,
-# its server on sha in nsa, its client on shb in nsb connecting to ADDR,
+# pingpong NAME PORT SERVER_GID CLIENT_GID ADDR ITERS: an RC pingpong
+# between the pair's devices (set_pair), its client connecting to ADDR,
 # with the GID indexes given; its logs under cases/NAME.  Runs $during
 # (a command, or :) once the server listens; each side may run
 # $pp_timeout s (default 60).  Returns non-zero, saying why in $why, when
 # a side failed.
 pingpong() {
 	local log=$mydir/cases/$1 pid cpid t=${pp_timeout:-60}
-	"${in_a[@]}" timeout "$t" stdbuf -oL -eL ibv_rc_pingpong -d sha -g "$3" -p "$2" -c \
-		-n "$6" -s 4096 >"$log.server" 2>&1 </dev/null &
+	local in_srv=(ip netns exec "$srv_ns") in_cli=(ip netns exec "$cli_ns")
+	"${in_srv[@]}" timeout "$t" stdbuf -oL -eL ibv_rc_pingpong -d "$srv_dev" \
+		-g "$3" -p "$2" -c -n "$6" -s 4096 >"$log.server" 2>&1 </dev/null &
 	pid=$!
 	port=$2
-	if ! wait_for 30 listening "${in_a[@]}"; then
+	if ! wait_for 30 listening "${in_srv[@]}"; then
 		why="server not listening"
 		kill "$pid"
 		wait "$pid"
 		return 1
 	fi
-	"${in_b[@]}" timeout "$t" stdbuf -oL -eL ibv_rc_pingpong -d shb -g "$4" -p "$2" -c \
-		-n "$6" -s 4096 "$5" >"$log.client" 2>&1 </dev/null &
+	"${in_cli[@]}" timeout "$t" stdbuf -oL -eL ibv_rc_pingpong -d "$cli_dev" \
+		-g "$4" -p "$2" -c -n "$6" -s 4096 "$5" >"$log.client" 2>&1 </dev/null &
 	cpid=$!
 	"${during[@]}" || why="${why:+$why; }${during[*]} failed"
 	wait "$cpid" || why="${why:+$why; }client exit $?"
@@ -656,6 +658,32 @@ vlan() {
 	echo "nswire/vlan: GID indexes $ia and $ib, va.7 sent $sent packets" |
 		figures
 	verdict nswire/vlan "$why"
+}
+
+# The same with rdma_rxe (set_pair rxe-softhca): VLAN 8 above the
+# interoperation's veth, vr.8 in the initial namespace, vs.8 in nsr.
+vlan_interop() {
+	local result=nswire/rxe-softhca/vlan why='' ir is pk sent during=(:)
+	if ! { ip link add link vr name vr.8 type vlan id 8 &&
+		ip -n nsr link add link vs name vs.8 type vlan id 8 &&
+		ip addr add 10.79.0.1/24 dev vr.8 &&
+		ip -n nsr addr add 10.79.0.2/24 dev vs.8 &&
+		ip link set vr.8 up && ip -n nsr link set vs.8 up &&
+		wait_for 30 gid_index rxe0 10.79.0.1 >/dev/null &&
+		wait_for 30 gid_index shr 10.79.0.2 >/dev/null; }; then
+		fail "$result" "setup: VLAN devices or their GIDs"
+		return
+	fi
+	ir=$(gid_index rxe0 10.79.0.1) is=$(gid_index shr 10.79.0.2)
+	pk=$(packets nsr vs.8)
+	pingpong rxe_vlan 18523 "$ir" "$is" 10.79.0.1 200
+	sent=$(($(packets nsr vs.8) - pk))
+	[ "$sent" -ge 200 ] || why="${why:+$why; }vs.8 sent $sent packets"
+	ip link del vr.8
+	ip -n nsr link del vs.8
+	echo "$result: GID indexes $ir and $is, vs.8 sent $sent packets" |
+		figures
+	verdict "$result" "$why"
 }
 
 # active_mtu DEV MTU: DEV's port reports active MTU MTU.
