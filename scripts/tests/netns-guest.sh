@@ -547,7 +547,7 @@ interop() {
 		bulk_cases
 		peer_verbs_case
 	done
-	vlan_interop
+	vlan 8 10.79.0 18523
 	set_pair softhca
 	rdma link delete rxe0
 	ip netns del nsr	# vs with it, and so its peer vr
@@ -633,55 +633,33 @@ pingpong() {
 	[ -z "$why" ]
 }
 
-# RoCEv2 over a VLAN: va.7 and vb.7 above the veth.  ib_core gives their
-# addresses GIDs in sha's and shb's tables; an RC pingpong on those GIDs
-# goes out through the VLAN devices, tagged, and is received on them.
+# vlan ID NET PORT: RoCEv2 over VLAN ID above the pair's NICs (set_pair),
+# NET.1 on the server's, NET.2 on the client's.  ib_core gives their
+# addresses GIDs in the devices' tables; an RC pingpong on those GIDs
+# goes out through the VLAN devices, tagged (counted on the client's),
+# and is received on them.  nswire/vlan, softhca against itself; with
+# rdma_rxe, nswire/rxe-softhca/vlan.
 vlan() {
-	local why='' ia ib pk sent during=(:)
-	if ! { ip -n nsa link add link va name va.7 type vlan id 7 &&
-		ip -n nsb link add link vb name vb.7 type vlan id 7 &&
-		ip -n nsa addr add 10.77.0.1/24 dev va.7 &&
-		ip -n nsb addr add 10.77.0.2/24 dev vb.7 &&
-		ip -n nsa link set va.7 up && ip -n nsb link set vb.7 up &&
-		wait_for 30 gid_index sha 10.77.0.1 >/dev/null &&
-		wait_for 30 gid_index shb 10.77.0.2 >/dev/null; }; then
-		fail nswire/vlan "setup: VLAN devices or their GIDs"
-		return
-	fi
-	ia=$(gid_index sha 10.77.0.1) ib=$(gid_index shb 10.77.0.2)
-	pk=$(packets nsa va.7)
-	pingpong vlan 18520 "$ia" "$ib" 10.77.0.1 200
-	sent=$(($(packets nsa va.7) - pk))
-	[ "$sent" -ge 200 ] || why="${why:+$why; }va.7 sent $sent packets"
-	ip -n nsa link del va.7
-	ip -n nsb link del vb.7
-	echo "nswire/vlan: GID indexes $ia and $ib, va.7 sent $sent packets" |
-		figures
-	verdict nswire/vlan "$why"
-}
-
-# The same with rdma_rxe (set_pair rxe-softhca): VLAN 8 above the
-# interoperation's veth, vr.8 in the initial namespace, vs.8 in nsr.
-vlan_interop() {
-	local result=nswire/rxe-softhca/vlan why='' ir is pk sent during=(:)
-	if ! { ip link add link vr name vr.8 type vlan id 8 &&
-		ip -n nsr link add link vs name vs.8 type vlan id 8 &&
-		ip addr add 10.79.0.1/24 dev vr.8 &&
-		ip -n nsr addr add 10.79.0.2/24 dev vs.8 &&
-		ip link set vr.8 up && ip -n nsr link set vs.8 up &&
-		wait_for 30 gid_index rxe0 10.79.0.1 >/dev/null &&
-		wait_for 30 gid_index shr 10.79.0.2 >/dev/null; }; then
+	local id=$1 net=$2 result=nswire/${pair}vlan why='' is ic pk sent
+	local sv=$srv_nic.$1 cv=$cli_nic.$1 during=(:)
+	if ! { ip -n "$srv_ns" link add link "$srv_nic" name "$sv" type vlan id "$id" &&
+		ip -n "$cli_ns" link add link "$cli_nic" name "$cv" type vlan id "$id" &&
+		ip -n "$srv_ns" addr add "$net.1/24" dev "$sv" &&
+		ip -n "$cli_ns" addr add "$net.2/24" dev "$cv" &&
+		ip -n "$srv_ns" link set "$sv" up && ip -n "$cli_ns" link set "$cv" up &&
+		wait_for 30 gid_index "$srv_dev" "$net.1" >/dev/null &&
+		wait_for 30 gid_index "$cli_dev" "$net.2" >/dev/null; }; then
 		fail "$result" "setup: VLAN devices or their GIDs"
 		return
 	fi
-	ir=$(gid_index rxe0 10.79.0.1) is=$(gid_index shr 10.79.0.2)
-	pk=$(packets nsr vs.8)
-	pingpong rxe_vlan 18523 "$ir" "$is" 10.79.0.1 200
-	sent=$(($(packets nsr vs.8) - pk))
-	[ "$sent" -ge 200 ] || why="${why:+$why; }vs.8 sent $sent packets"
-	ip link del vr.8
-	ip -n nsr link del vs.8
-	echo "$result: GID indexes $ir and $is, vs.8 sent $sent packets" |
+	is=$(gid_index "$srv_dev" "$net.1") ic=$(gid_index "$cli_dev" "$net.2")
+	pk=$(packets "$cli_ns" "$cv")
+	pingpong "${pair}vlan" "$3" "$is" "$ic" "$net.1" 200
+	sent=$(($(packets "$cli_ns" "$cv") - pk))
+	[ "$sent" -ge 200 ] || why="${why:+$why; }$cv sent $sent packets"
+	ip -n "$srv_ns" link del "$sv"
+	ip -n "$cli_ns" link del "$cv"
+	echo "$result: GID indexes $is and $ic, $cv sent $sent packets" |
 		figures
 	verdict "$result" "$why"
 }
@@ -954,7 +932,7 @@ main() {
 		skip nswire/namespace-cases "not in the interoperation run: no loopback across namespaces, VLAN, MTU change, beside rdma_rxe, busy removal, a NIC's return, exclusive mode"
 	else
 		no_loopback
-		vlan
+		vlan 7 10.77.0 18520
 		mtu_change
 		beside_rxe
 		busy_remove

@@ -297,43 +297,6 @@ static struct ibv_mw *window1(struct side *resp, uint64_t *addr)
 	return NULL;
 }
 
-static void window_type1(struct side *req, struct side *resp)
-{
-	unsigned char *at;
-	struct ibv_mw *mw;
-	struct ibv_wc wc;
-	uint64_t addr;
-	int ok;
-
-	if (pair_up(req, resp))
-		return;
-	mw = window1(resp, &addr);
-	tap(mw != NULL, named(req, resp, "the responder binds a type 1 window"),
-	    NULL);
-	if (!mw)
-		return;
-	at = resp->buf + WIN + 256 + 100;
-	fill(req->buf + SRC, 64, 3);
-	memset(at, 0, 64);
-	ok = rdma(req, IBV_WR_RDMA_WRITE, mw->rkey, addr + 100, 64, &wc);
-	tap(ok && wc.status == IBV_WC_SUCCESS && !memcmp(at, req->buf + SRC, 64),
-	    named(req, resp, "a WRITE through a type 1 window lands, data compared"),
-	    wc_str(ok, &wc));
-	fill(at, 64, 9);
-	ok = rdma(req, IBV_WR_RDMA_READ, mw->rkey, addr + 100, 64, &wc);
-	tap(ok && wc.status == IBV_WC_SUCCESS && !memcmp(at, req->buf + SRC, 64),
-	    named(req, resp, "a READ through it, data compared"),
-	    wc_str(ok, &wc));
-	ok = rdma(req, IBV_WR_RDMA_WRITE, mw->rkey, addr + 512 - 32, 64, &wc);
-	tap_todo(ok && wc.status == IBV_WC_REM_ACCESS_ERR,
-		 named(req, resp, "a WRITE past its end: remote access error"),
-		 wc_str(ok, &wc), resp->rxe ?
-		 "rdma_rxe checks the MR's bounds, not the window's" : NULL);
-	pair_down(req, resp);
-	tap(!ibv_dealloc_mw(mw), named(req, resp, "the type 1 window deallocated"),
-	    NULL);
-}
-
 /* The responder's type 2 window onto 512 bytes of its MR, via its QP. */
 static struct ibv_mw *window2(struct side *resp, uint64_t *addr)
 {
@@ -359,6 +322,54 @@ static struct ibv_mw *window2(struct side *resp, uint64_t *addr)
 	}
 	ibv_dealloc_mw(mw);
 	return NULL;
+}
+
+/* A fresh pair, and a window of @type the responder bound, or NULL. */
+static struct ibv_mw *window_up(struct side *req, struct side *resp,
+				enum ibv_mw_type type, uint64_t *addr)
+{
+	struct ibv_mw *mw;
+
+	if (pair_up(req, resp))
+		return NULL;
+	mw = type == IBV_MW_TYPE_1 ? window1(resp, addr) : window2(resp, addr);
+	tap(mw != NULL, named(req, resp, type == IBV_MW_TYPE_1 ?
+			      "the responder binds a type 1 window" :
+			      "the responder binds a type 2 window"), NULL);
+	return mw;
+}
+
+static void window_type1(struct side *req, struct side *resp)
+{
+	unsigned char *at;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	uint64_t addr;
+	int ok;
+
+	mw = window_up(req, resp, IBV_MW_TYPE_1, &addr);
+	if (!mw)
+		return;
+	at = resp->buf + WIN + 256 + 100;
+	fill(req->buf + SRC, 64, 3);
+	memset(at, 0, 64);
+	ok = rdma(req, IBV_WR_RDMA_WRITE, mw->rkey, addr + 100, 64, &wc);
+	tap(ok && wc.status == IBV_WC_SUCCESS && !memcmp(at, req->buf + SRC, 64),
+	    named(req, resp, "a WRITE through a type 1 window lands, data compared"),
+	    wc_str(ok, &wc));
+	fill(at, 64, 9);
+	ok = rdma(req, IBV_WR_RDMA_READ, mw->rkey, addr + 100, 64, &wc);
+	tap(ok && wc.status == IBV_WC_SUCCESS && !memcmp(at, req->buf + SRC, 64),
+	    named(req, resp, "a READ through it, data compared"),
+	    wc_str(ok, &wc));
+	ok = rdma(req, IBV_WR_RDMA_WRITE, mw->rkey, addr + 512 - 32, 64, &wc);
+	tap_todo(ok && wc.status == IBV_WC_REM_ACCESS_ERR,
+		 named(req, resp, "a WRITE past its end: remote access error"),
+		 wc_str(ok, &wc), resp->rxe ?
+		 "rdma_rxe checks the MR's bounds, not the window's" : NULL);
+	pair_down(req, resp);
+	tap(!ibv_dealloc_mw(mw), named(req, resp, "the type 1 window deallocated"),
+	    NULL);
 }
 
 /* A SEND_WITH_INV of @rkey into a receive the responder posted. */
@@ -400,11 +411,7 @@ static void window_type2(struct side *req, struct side *resp)
 	uint64_t addr;
 	int ok;
 
-	if (pair_up(req, resp))
-		return;
-	mw = window2(resp, &addr);
-	tap(mw != NULL, named(req, resp, "the responder binds a type 2 window"),
-	    NULL);
+	mw = window_up(req, resp, IBV_MW_TYPE_2, &addr);
 	if (!mw)
 		return;
 	fill(req->buf + SRC, 64, 5);
