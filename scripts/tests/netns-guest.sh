@@ -854,9 +854,19 @@ capture_start() {
 	wait_for 10 test -s "$1"
 }
 
+# capture_stop: the capture ends, within 10 s of SIGTERM, or is killed
+# and the case fails, saying so: once (2026-12-04, 6.1, two guests on the
+# host) dumpcap, started and its file begun, captured none of the first
+# case's frames and outlived its SIGINT by minutes, the guest waiting on
+# it until the harness's timeout.
 capture_stop() {
 	[ -n "$capture" ] || return 0
-	kill -INT "$capture"
+	kill -TERM "$capture"
+	# shellcheck disable=SC2016 # eval expands it
+	if ! wait_for 10 eval '! kill -0 "$capture" 2>/dev/null'; then
+		kill -KILL "$capture"
+		why="${why:+$why; }the capture did not end within 10 s of SIGTERM"
+	fi
 	wait "$capture"
 	capture=
 }
