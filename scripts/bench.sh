@@ -26,12 +26,12 @@
 # tenth of the iterations, on Debian's kernel only (no debug kernel, no
 # wire, namespace, scaling or trace figures), for `make check` (whose
 # wire suites run the same tools between the same guests); passes when
-# each of those figures came out for softhca and rdma_rxe.  Both kinds of run end with the performance gate
-# (scripts/bench-floors), the smoke without the debug kernel's floors
-# (siw's failures are reported, not counted).  A full run then draws the Debian kernel's
-# figures (scripts/bench-plot.sh) into its leg's directory and
-# docs/figures.  Under TCG, absolute figures mean little; the
-# ratios are the result.
+# each of those figures came out for softhca and rdma_rxe.  Both kinds of
+# run end with the performance gate (scripts/bench-floors), the smoke
+# without the debug kernel's floors (siw's failures are reported, not
+# counted).  A full run then draws the Debian kernel's figures
+# (scripts/bench-plot.sh) into its leg's directory and docs/figures.
+# Under TCG, absolute figures mean little; the ratios are the result.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
