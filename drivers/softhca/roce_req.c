@@ -76,7 +76,10 @@ static struct shca_read_cb *shca_read_cb(struct sk_buff *skb)
 	return (struct shca_read_cb *)skb->cb;
 }
 
-/* The opcode of each packet of a SEND or WRITE, by position. */
+/*
+ * The opcode of each packet of a SEND or WRITE, by position; an ATOMIC
+ * WRITE's 8 bytes are one packet, its only.
+ */
 static const u8 shca_req_ops[][4] = {
 	[IB_WR_SEND] = {
 		SHCA_OP_SEND_FIRST, SHCA_OP_SEND_MIDDLE,
@@ -101,6 +104,9 @@ static const u8 shca_req_ops[][4] = {
 		SHCA_OP_RDMA_WRITE_LAST_WITH_IMMEDIATE,
 		SHCA_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
 	},
+	[SHCA_WR_ATOMIC_WRITE] = {
+		[SHCA_POS_ONLY] = SHCA_OP_ATOMIC_WRITE,
+	},
 };
 
 static bool shca_req_atomic(u8 opcode)
@@ -109,19 +115,24 @@ static bool shca_req_atomic(u8 opcode)
 	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
 }
 
-/*
- * READs, atomics and ATOMIC WRITEs are answered by responses, and take
- * the responder's resources (max_rd_atomic); the rest by ACKs.
- */
+/* READs and atomics are answered by responses, the rest by ACKs. */
 static bool shca_req_responded_op(u8 opcode)
 {
-	return opcode == IB_WR_RDMA_READ || shca_req_atomic(opcode) ||
-	       opcode == SHCA_WR_ATOMIC_WRITE;
+	return opcode == IB_WR_RDMA_READ || shca_req_atomic(opcode);
 }
 
 static bool shca_req_responded(const struct shca_wire_slot *ws)
 {
 	return shca_req_responded_op(ws->wr_opcode);
+}
+
+/*
+ * Those and ATOMIC WRITEs take a responder resource each, which the
+ * requester counts against max_rd_atomic until they are answered.
+ */
+static bool shca_req_rd_atomic_op(u8 opcode)
+{
+	return shca_req_responded_op(opcode) || opcode == SHCA_WR_ATOMIC_WRITE;
 }
 
 /* The PSN after @ws's last. */
@@ -146,26 +157,6 @@ static int shca_req_read(struct shca_qp *qp, struct shca_wire_slot *ws,
 	};
 
 	return shca_roce_xmit(qp, msg->av, &pkt, NULL);
-}
-
-/* An ATOMIC WRITE: one packet, its 8 bytes. */
-static int shca_req_atomic_write_send(struct shca_qp *qp,
-				      struct shca_wire_slot *ws,
-				      struct shca_msg *msg)
-{
-	struct shca_pkt pkt = {
-		.opcode = SHCA_OPCODE(RC, ATOMIC_WRITE),
-		.pkey = SHCA_DEFAULT_PKEY,
-		.dqpn = msg->dest_qpn,
-		.psn = ws->first,
-		.ackreq = true,
-		.va = msg->remote.addr,
-		.rkey = msg->remote.lkey,
-		.dma_len = msg->len,
-		.paylen = msg->len,
-	};
-
-	return shca_roce_xmit(qp, msg->av, &pkt, msg->payload);
 }
 
 static int shca_req_atomic_send(struct shca_qp *qp, struct shca_wire_slot *ws,
@@ -252,8 +243,6 @@ static int shca_req_transmit(struct shca_qp *qp, struct shca_wire_slot *ws,
 			ws->asked = i + min_t(u32, ws->npsn - i,
 					      shca_psn_diff(stop, ws->first) - i);
 		ret = shca_req_read(qp, ws, msg, i);
-	} else if (msg->opcode == SHCA_WR_ATOMIC_WRITE) {
-		ret = shca_req_atomic_write_send(qp, ws, msg);
 	} else {
 		ret = shca_req_atomic_send(qp, ws, msg);
 	}
@@ -302,7 +291,7 @@ static void shca_req_answer(struct shca_qp *qp, struct shca_wire_slot *ws,
 		return;
 	ws->answered = true;
 	ws->status = status;
-	if (shca_req_responded(ws))
+	if (shca_req_rd_atomic_op(ws->wr_opcode))
 		qp->roce->req.rd_atomic--;
 }
 
@@ -319,7 +308,7 @@ static bool shca_req_room(struct shca_qp *qp, const struct shca_msg *msg)
 		return true;
 	if ((msg->flags & SOFTHCA_WQE_FENCE) && wr->rd_atomic)
 		return false;
-	if (shca_req_responded_op(msg->opcode) && wr->rd_atomic >= rd_max)
+	if (shca_req_rd_atomic_op(msg->opcode) && wr->rd_atomic >= rd_max)
 		return false;
 	return wr->nxt == qp->req.psn &&
 	       shca_psn_diff(wr->nxt, wr->una) < wr->cwnd;
@@ -370,7 +359,7 @@ enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg)
 		msg->status = IB_WC_LOC_PROT_ERR;
 		return SHCA_TX_DONE;
 	}
-	if (shca_req_responded(ws))
+	if (shca_req_rd_atomic_op(ws->wr_opcode))
 		wr->rd_atomic++;
 	return SHCA_TX_PENDING;
 }
@@ -647,8 +636,8 @@ static void shca_req_progress(struct shca_qp *qp, u32 una)
 /*
  * The responder executed every PSN before @psn (it answers in order):
  * the SENDs, WRITEs and ATOMIC WRITEs among them are acknowledged (an
- * ATOMIC WRITE's response has nothing the requester needs).  Stops at a
- * READ or atomic not answered yet, whose responses must come first.
+ * ATOMIC WRITE's empty response has nothing the requester needs).  Stops
+ * at a READ or atomic not answered yet, whose responses must come first.
  */
 static void shca_req_implied(struct shca_qp *qp, u32 psn)
 {
@@ -663,8 +652,7 @@ static void shca_req_implied(struct shca_qp *qp, u32 psn)
 		end = shca_req_end(ws);
 		if (shca_psn_diff(end, wr->una) <= 0)
 			continue;
-		if (!ws->answered && shca_req_responded(ws) &&
-		    ws->wr_opcode != SHCA_WR_ATOMIC_WRITE)
+		if (!ws->answered && shca_req_responded(ws))
 			return;
 		if (shca_psn_diff(psn, end) < 0) {
 			shca_req_progress(qp, psn);
