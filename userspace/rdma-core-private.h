@@ -160,7 +160,9 @@ struct verbs_context_ops {
 				   enum ibv_mw_type type);
 	rcp_op_slot reserved_3_4[2];			/* alloc_null_mr .. alloc_parent_domain */
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);	/* 5 */
-	rcp_op_slot reserved_6_9[4];			/* alloc_td .. attach_mcast */
+	rcp_op_slot reserved_6_8[3];			/* alloc_td .. attach_counters_point_flow */
+	int (*attach_mcast)(struct ibv_qp *qp,			/* 9 */
+			    const union ibv_gid *gid, uint16_t lid);
 	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,	/* 10 */
 		       struct ibv_mw_bind *mw_bind);
 	rcp_op_slot reserved_11_12[2];			/* close_xrcd .. cq_event */
@@ -194,7 +196,9 @@ struct verbs_context_ops {
 	int (*destroy_qp)(struct ibv_qp *qp);			/* 34 */
 	rcp_op_slot reserved_35[1];			/* destroy_rwq_ind_table */
 	int (*destroy_srq)(struct ibv_srq *srq);		/* 36 */
-	rcp_op_slot reserved_37_38[2];			/* destroy_wq .. detach_mcast */
+	rcp_op_slot reserved_37[1];			/* destroy_wq */
+	int (*detach_mcast)(struct ibv_qp *qp,			/* 38 */
+			    const union ibv_gid *gid, uint16_t lid);
 	void (*free_context)(struct ibv_context *context);	/* 39 */
 	rcp_op_slot reserved_40_46[7];			/* free_dm .. modify_flow_action_esp */
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,	/* 47 */
@@ -388,6 +392,10 @@ int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
 		      struct ibv_ah_attr *attr,
 		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
 int ibv_cmd_destroy_ah(struct ibv_ah *ah);
+int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
+int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
 
 /*
  * Allocate a zeroed provider context of type 'type' whose struct
@@ -499,6 +507,7 @@ RCP_ASSERT_SIZE(verbs_device, 712);
 
 RCP_ASSERT_OFF(verbs_context_ops, alloc_mw, 2 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, alloc_pd, 5 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, attach_mcast, 9 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, bind_mw, 10 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, create_ah, 13 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, create_cq, 15 * 8);
@@ -513,6 +522,7 @@ RCP_ASSERT_OFF(verbs_context_ops, destroy_ah, 29 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, destroy_cq, 31 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, destroy_qp, 34 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, destroy_srq, 36 * 8);
+RCP_ASSERT_OFF(verbs_context_ops, detach_mcast, 38 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, free_context, 39 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, modify_qp, 47 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, modify_srq, 49 * 8);

@@ -74,6 +74,8 @@ static void softhca_free_context(struct ibv_context *ibctx)
 static const struct verbs_context_ops softhca_ctx_ops = {
 	.alloc_mw = softhca_alloc_mw,
 	.alloc_pd = softhca_alloc_pd,
+	/* The kernel keeps the groups; nothing of them is the provider's. */
+	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = softhca_bind_mw,
 	.create_ah = softhca_create_ah,
 	.create_cq = softhca_create_cq,
@@ -88,6 +90,7 @@ static const struct verbs_context_ops softhca_ctx_ops = {
 	.destroy_cq = softhca_destroy_cq,
 	.destroy_qp = softhca_destroy_qp,
 	.destroy_srq = softhca_destroy_srq,
+	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = softhca_free_context,
 	.modify_qp = softhca_modify_qp,
 	.modify_srq = softhca_modify_srq,

@@ -71,6 +71,9 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		.max_pkeys = SHCA_PKEY_TBL_LEN,
 		.local_ca_ack_delay = 15,
 		.max_ah = SHCA_MAX_AH,
+		.max_mcast_grp = SHCA_MAX_MCAST_GRP,
+		.max_mcast_qp_attach = SHCA_MAX_MCAST_QP_ATTACH,
+		.max_total_mcast_qp_attach = SHCA_MAX_TOTAL_MCAST_QP_ATTACH,
 	};
 	return 0;
 }
@@ -214,6 +217,7 @@ static void shca_dev_init(struct shca_dev *dev, struct net_device *ndev,
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	hash_init(dev->mcgs);
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_online_cpus();
@@ -328,7 +332,7 @@ void shca_dev_dealloc(struct ib_device *ibdev)
 		shca_net_put(dev);
 	/* ib_core destroyed every QP and MR before this. */
 	WARN_ON_ONCE(!xa_empty(&dev->qps) || !xa_empty(&dev->mrs) ||
-		     !xa_empty(&dev->ahs));
+		     !xa_empty(&dev->ahs) || dev->nr_mcg);
 	xa_destroy(&dev->qps);
 	xa_destroy(&dev->mrs);
 	xa_destroy(&dev->ahs);

@@ -7,6 +7,7 @@
 #ifndef SHCA_DEV_H
 #define SHCA_DEV_H
 
+#include <linux/hashtable.h>
 #include <linux/netdevice.h>
 #include <rdma/ib_verbs.h>
 
@@ -48,7 +49,10 @@ enum {
 	SHCA_MAX_AH = 1 << 20,
 	SHCA_MAX_INLINE = 256,
 	SHCA_MAX_RD_ATOMIC = 128,
-	SHCA_MAX_MCAST_GRP = 0,
+	SHCA_MAX_MCAST_GRP = 8192,
+	SHCA_MAX_MCAST_QP_ATTACH = 64,
+	SHCA_MAX_TOTAL_MCAST_QP_ATTACH = SHCA_MAX_MCAST_GRP *
+					 SHCA_MAX_MCAST_QP_ATTACH,
 	SHCA_GID_TBL_LEN = 1024,
 	SHCA_PKEY_TBL_LEN = 1,
 	SHCA_MAX_FAST_REG_PAGES = 512,
@@ -81,6 +85,10 @@ struct shca_dev {
 	/* Key index (key >> 8) -> struct shca_mr. */
 	struct xarray mrs;
 	u32 next_mr;			/* cyclic allocation cursor */
+	/* Multicast groups (mcast.c), changed on the command queue; RCU. */
+	DECLARE_HASHTABLE(mcgs, 8);
+	u32 nr_mcg;
+	u32 nr_mcast_attached;		/* QPs attached, summed over groups */
 	/* In the list loopback searches for a destination GID; RCU. */
 	struct list_head list;
 	/*

@@ -23,6 +23,7 @@
 #include "dev.h"
 #include "engine.h"
 #include "fault.h"
+#include "mcast.h"
 #include "qp.h"
 #include "trace.h"
 
@@ -206,6 +207,7 @@ static int shca_qp_destroy_cmd(struct shca_cmd *cmd)
 	struct shca_qp *qp = cmd->obj;
 	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
 
+	shca_mcast_qp_leave(qp);
 	xa_erase_irq(&dev->qps, qp->ibqp.qp_num);
 	shca_qp_put(qp);
 	wait_for_completion(&qp->released);

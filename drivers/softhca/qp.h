@@ -111,6 +111,8 @@ struct shca_qp {
 	/* Its state on the wire (roce.h). */
 	struct shca_roce_qp *roce;
 	struct shca_events events;
+	/* Multicast groups it is attached to (mcast.c): the command queue's. */
+	u32 nr_mcg;
 };
 
 static inline struct shca_qp *to_shca_qp(struct ib_qp *ibqp)

@@ -8,7 +8,9 @@
  * device's GIDs and that the destination QP exists; then it queues the
  * packet on that QP, bounded by the memory the queue pins, and kicks
  * the QP's engine, unless the QP takes no packets (RESET, INIT).  A
- * packet that fails is dropped and counted by reason (`rdma statistic`).
+ * packet to a multicast group is queued so on each QP of the device
+ * attached to it (mcast.c), a copy each.  A packet that fails is dropped
+ * and counted by reason (`rdma statistic`).
  *
  * The engine executes the queued packets in order (shca_roce_rx_run()).
  * UD: one packet is one message, handed to the responder (resp.c) as
@@ -30,6 +32,7 @@
 #include "dev.h"
 #include "engine.h"
 #include "icrc.h"
+#include "mcast.h"
 #include "mem.h"
 #include "net.h"
 #include "qp.h"
@@ -57,6 +60,14 @@ static void shca_skb_gids(const struct sk_buff *skb, union ib_gid *sgid,
 	}
 	ipv6_addr_set_v4mapped(iph->saddr, (struct in6_addr *)sgid);
 	ipv6_addr_set_v4mapped(iph->daddr, (struct in6_addr *)dgid);
+}
+
+/* Sent to a multicast group: IP let it in because the netdev joined. */
+static bool shca_skb_mcast(const struct sk_buff *skb)
+{
+	if (shca_skb_ipv6(skb))
+		return ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr);
+	return ipv4_is_multicast(ip_hdr(skb)->daddr);
 }
 
 static bool shca_roce_dgid_ok(struct shca_dev *dev, const struct sk_buff *skb)
@@ -107,7 +118,8 @@ static enum shca_drop shca_roce_check(struct shca_dev *dev,
 		return SHCA_DROP_ICRC;
 	if (shca_pkt_parse(pkt, shca_skb_bth(skb), shca_skb_bth_len(skb)))
 		return pkt->drop;
-	if (!shca_roce_dgid_ok(dev, skb))
+	/* A group's packets are checked against its members. */
+	if (!shca_skb_mcast(skb) && !shca_roce_dgid_ok(dev, skb))
 		return SHCA_DROP_DGID;
 	return SHCA_DROP_NONE;
 }
@@ -168,6 +180,49 @@ void shca_roce_rx_purge(struct shca_qp *qp)
 	}
 }
 
+/*
+ * A UD packet to a multicast group, destination QP 0xFFFFFF: a copy for
+ * each QP of the device attached to the group, queued as a packet to it
+ * would be.  Return: why the packet reached no member, or SHCA_DROP_NONE.
+ */
+static enum shca_drop shca_roce_recv_mcast(struct shca_dev *dev,
+					   struct sk_buff *skb,
+					   const struct shca_pkt *pkt)
+{
+	struct sk_buff *copy;
+	struct shca_mcg *mcg;
+	enum shca_drop why;
+	union ib_gid sgid, mgid;
+	struct shca_qp *qp;
+	u32 i;
+
+	if ((pkt->opcode & SHCA_OPCODE_TRANSPORT) != SHCA_TRANSPORT_UD ||
+	    pkt->dqpn != SHCA_MCAST_QPN)
+		return SHCA_DROP_QPN;
+	shca_skb_gids(skb, &sgid, &mgid);
+	rcu_read_lock();
+	mcg = shca_mcg_find(dev, &mgid);
+	for (i = 0; mcg && i < mcg->len; i++) {
+		qp = shca_qp_get(dev, READ_ONCE(mcg->qpn[i]));
+		if (!qp)
+			continue;
+		copy = skb_clone(skb, GFP_ATOMIC);
+		why = copy ? shca_roce_rx_queue(qp, copy) : SHCA_DROP_NOMEM;
+		if (why == SHCA_DROP_NONE) {
+			shca_engine_kick_rx(qp);
+		} else {
+			shca_count_drop(dev, why);
+			kfree_skb(copy);
+		}
+		shca_qp_put(qp);
+	}
+	rcu_read_unlock();
+	if (!mcg)
+		return SHCA_DROP_DGID;
+	consume_skb(skb);
+	return SHCA_DROP_NONE;
+}
+
 /**
  * shca_roce_recv() - take a RoCEv2 datagram that reached a device
  * @dev: the device bound to the netdev it arrived on
@@ -187,6 +242,12 @@ void shca_roce_recv(struct shca_dev *dev, struct sk_buff *skb)
 		goto drop;
 	trace_softhca_recv(&dev->ibdev, pkt.opcode, pkt.dqpn, pkt.psn,
 			   skb->len - sizeof(struct udphdr));
+	if (shca_skb_mcast(skb)) {
+		why = shca_roce_recv_mcast(dev, skb, &pkt);
+		if (why != SHCA_DROP_NONE)
+			goto drop;
+		return;
+	}
 	qp = shca_qp_get(dev, pkt.dqpn);
 	if (!qp) {
 		why = SHCA_DROP_QPN;
@@ -228,6 +289,18 @@ static void shca_roce_rx_av(const struct sk_buff *skb, struct shca_av *av)
 	grh->hop_limit = ip_hdr(skb)->ttl;
 }
 
+/*
+ * The sender's MAC address.  A packet to a group that the IP stack looped
+ * back to the sending netdev has no Ethernet header: it is the netdev's.
+ */
+static const u8 *shca_roce_rx_smac(struct shca_qp *qp,
+				   const struct sk_buff *skb)
+{
+	if (skb->pkt_type == PACKET_LOOPBACK)
+		return to_shca_dev(qp->ibqp.device)->ndev->dev_addr;
+	return eth_hdr(skb)->h_source;
+}
+
 static bool shca_roce_rx_ud(struct shca_qp *qp, struct sk_buff *skb,
 			    const struct shca_pkt *pkt)
 {
@@ -246,7 +319,7 @@ static bool shca_roce_rx_ud(struct shca_qp *qp, struct sk_buff *skb,
 		.dest_qpn = pkt->dqpn,
 		.qkey = pkt->qkey,
 		.av = &av,
-		.smac = eth_hdr(skb)->h_source,
+		.smac = shca_roce_rx_smac(qp, skb),
 	};
 
 	shca_sgl_init_buf(&payload, bth + pkt->hdr_len, pkt->paylen);

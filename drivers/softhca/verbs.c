@@ -14,6 +14,7 @@
 #include "cq.h"
 #include "dev.h"
 #include "engine.h"
+#include "mcast.h"
 #include "mr.h"
 #include "pd.h"
 #include "qp.h"
@@ -73,6 +74,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.alloc_mw = shca_alloc_mw,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
+	.attach_mcast = shca_attach_mcast,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq_op,
 	.create_qp = shca_create_qp,
@@ -88,6 +90,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
 	.destroy_srq = shca_destroy_srq,
+	.detach_mcast = shca_detach_mcast,
 	.fill_res_qp_entry = shca_fill_res_qp_entry,
 	.get_dma_mr = shca_get_dma_mr,
 	.get_hw_stats = shca_get_hw_stats,

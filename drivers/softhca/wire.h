@@ -42,6 +42,9 @@ struct shca_bth {
 #define SHCA_BTH_ACKREQ		BIT(31)
 #define SHCA_BTH_PSN		GENMASK(23, 0)
 
+/* The destination QP of every packet sent to a multicast group. */
+#define SHCA_MCAST_QPN		0xffffff
+
 /* RDMA extended transport header: WRITE's first packet, READ request. */
 struct shca_reth {
 	__be64 va;

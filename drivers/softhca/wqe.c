@@ -2,9 +2,10 @@
 /*
  * The work queues' data path, below the engine and the transports:
  * taking receive WQEs (of a QP or an SRQ) for the responder, writing
- * CQEs, flushing a QP in an error state, moving a QP to one, and finding
- * a QP by number.  The objects (qp.c, cq.c, srq.c) create and destroy
- * what these work on; posting is post.c's.
+ * CQEs, flushing a QP in an error state, moving a QP to one, finding
+ * a QP by number and a multicast group's members by its GID.  The
+ * objects (qp.c, cq.c, srq.c, mcast.c) create and destroy what these
+ * work on; posting is post.c's.
  *
  * A QP in the error state completes everything posted to it with
  * IB_WC_WR_FLUSH_ERR, from the engine work: never inside the post that
@@ -18,6 +19,7 @@
 #include "cq.h"
 #include "dev.h"
 #include "engine.h"
+#include "mcast.h"
 #include "qp.h"
 #include "srq.h"
 #include "trace.h"
@@ -375,3 +377,25 @@ void shca_qp_put(struct shca_qp *qp)
 	kref_put(&qp->ref, shca_qp_release);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_qp_put);
+
+/**
+ * shca_mcg_find() - a device's multicast group, whose members are QPNs
+ * @dev: the device
+ * @mgid: the group's GID
+ *
+ * Context: under rcu_read_lock(), or on the command queue (mcast.c).
+ * Return: the group, valid until rcu_read_unlock() (on the command
+ * queue: until the queue changes it), or NULL when no QP is attached.
+ */
+struct shca_mcg *shca_mcg_find(struct shca_dev *dev, const union ib_gid *mgid)
+{
+	u32 bkt = hash_min(shca_mcg_key(mgid), HASH_BITS(dev->mcgs));
+	struct shca_mcg *mcg;
+
+	hlist_for_each_entry_rcu(mcg, &dev->mcgs[bkt], node,
+				 lockdep_is_held(&dev->cmdq.exec_lock)) {
+		if (!memcmp(&mcg->mgid, mgid, sizeof(*mgid)))
+			return mcg;
+	}
+	return NULL;
+}

@@ -106,7 +106,8 @@ limits_cover_rxe() {
 	local -A mine
 	local fields=(max_qp max_qp_wr max_sge max_cq max_cqe max_mr max_pd
 		max_qp_rd_atom max_qp_init_rd_atom max_srq max_srq_wr
-		max_srq_sge max_ah)
+		max_srq_sge max_ah max_mcast_grp max_mcast_qp_attach
+		max_total_mcast_qp_attach)
 	for f in "${fields[@]}"; do
 		mine[$f]=$(devinfo_field softhca0 "$f")
 	done

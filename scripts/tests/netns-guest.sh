@@ -53,7 +53,8 @@ capture=	# capture_start's dumpcap, while one runs
 [ -z "$interop_only" ] || brief=1
 only=${SOFTHCA_NSWIRE_ONLY:-}
 repeat=${SOFTHCA_NSWIRE_REPEAT:-1}
-client_addr=10.74.0.2
+sha_addr=10.74.0.1
+shb_addr=10.74.0.2
 in_a=(ip netns exec nsa)
 in_b=(ip netns exec nsb)
 rxe_addr=10.78.0.1
@@ -118,13 +119,13 @@ setup() {
 set_pair() {
 	case $1 in
 	softhca)
-		pair='' server_addr=10.74.0.1	# sha's; client_addr is shb's
+		pair='' server_addr=$sha_addr client_addr=$shb_addr
 		srv_dev=sha srv_ns=nsa srv_nic=va cli_dev=shb cli_ns=nsb cli_nic=vb ;;
 	softhca-rxe)
-		pair=$1/ server_addr=$shr_addr
+		pair=$1/ server_addr=$shr_addr client_addr=$rxe_addr
 		srv_dev=shr srv_ns=nsr srv_nic=vs cli_dev=rxe0 cli_ns=nsi cli_nic=vr ;;
 	rxe-softhca)
-		pair=$1/ server_addr=$rxe_addr
+		pair=$1/ server_addr=$rxe_addr client_addr=$shr_addr
 		srv_dev=rxe0 srv_ns=nsi srv_nic=vr cli_dev=shr cli_ns=nsr cli_nic=vs ;;
 	esac
 }
@@ -211,8 +212,10 @@ run_case() {
 	fi
 	capture_stop
 	[ -z "$netem" ] || netem_off || why="${why:+$why; }netem teardown"
-	# The wire, not loopback: both devices and the veth sent.
-	if [ -z "$why" ] && { [ "$(sent "$srv_dev")" = "$tx_s" ] ||
+	# The wire, not loopback: both devices (a one-way test's client) and
+	# the veth sent.
+	if [ -z "$why" ] && { { ! one_way "$test" &&
+		[ "$(sent "$srv_dev")" = "$tx_s" ]; } ||
 		[ "$(sent "$cli_dev")" = "$tx_c" ] ||
 		[ "$(packets "$srv_ns" "$srv_nic")" = "$pk_s" ]; }; then
 		why="a device or the veth sent nothing: not over the wire"

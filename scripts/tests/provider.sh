@@ -150,12 +150,15 @@ resources() {
 	rdma resource show softhca0 | sed 's/^[0-9]*: //'
 }
 
-# hostile-abi refuses every malformed command and leaks nothing.
+# hostile-abi refuses every malformed command and leaks nothing: no
+# object, and no membership of the multicast group (239.1.2.3) its QP
+# was left attached to at its end.
 hostile_abi() {
 	local before
 	before=$(resources)
 	"$guest_tests/hostile-abi" softhca0 &&
-		[ "$(resources)" = "$before" ]
+		[ "$(resources)" = "$before" ] &&
+		! ip maddr show | grep -qw 239.1.2.3
 }
 
 # hostile-ring breaks only its own objects: another process's pingpong,
@@ -275,6 +278,30 @@ pyverbs() {
 	return $ok
 }
 
+# rdma_cm multicast on one device (mckey, over UD): a receiver and a
+# sender of 10 messages, both on softhca0 at ADDR, the IP stack's
+# multicast loopback bringing the sender's back to the same netdev.
+mckey_loop() {
+	local log rc pid group=239.1.1.2
+	log=$(mktemp) || return 1
+	timeout 60 mckey -m "$group" -b "$1" -C 10 -S 1024 >"$log.server" 2>&1 &
+	pid=$!
+	if wait_for 20 eval "ip maddr show | grep -qw $group"; then
+		timeout 60 mckey -m "$group" -b "$1" -C 10 -S 1024 -s \
+			>"$log.client" 2>&1
+		rc=$?
+	else
+		echo "the receiver did not join" >"$log.client"
+		rc=1
+	fi
+	wait "$pid" || rc=1
+	sed "s/^/mckey receiver: /" "$log.server"
+	sed "s/^/mckey sender: /" "$log.client"
+	grep -q "data transfers complete" "$log.server" || rc=1
+	rm -f "$log" "$log.server" "$log.client"
+	return $rc
+}
+
 provider_tests() {
 	local t
 	for t in rc uc ud srq; do
@@ -298,6 +325,8 @@ provider_tests() {
 	done
 	check integ/syscalls-per-wr syscall_ratio
 	check integ/syscalls-per-wr-old-post syscall_ratio --use_old_post_send
+	# shellcheck disable=SC2154 # integration-guest.sh's address
+	check integ/mckey-loopback mckey_loop "$addr"
 	check integ/hostile-abi hostile_abi
 	check integ/hostile-ring hostile_ring
 	check integ/wr-api "$guest_tests/wr-api" softhca0 1

@@ -2,7 +2,8 @@
 # The wire's test cases, shared by the two-guest suite (wire-guest.sh:
 # interoperation with rdma_rxe) and the one-guest one (netns-guest.sh:
 # softhca against itself between two network namespaces).  Sourced, never
-# run.  The caller sets $server_addr, the server's IPv4 address.
+# run.  The caller sets $server_addr and $client_addr, the server's and
+# the client's IPv4 addresses.
 
 # nic_by_mac: the guest's NIC (run.sh --wire), whose address is $mac, in
 # $nic.
@@ -33,6 +34,7 @@ wire_tests=(
 	"write_bw_cm write_bw_cm"
 	"rping rping"
 	"ucmatose ucmatose"
+	"mckey mckey"
 	"rc_loss rc_pingpong loss 5%"
 	"rping_loss rping_4k loss 5%"
 	"rc_reorder rc_pingpong delay 1ms reorder 25%"
@@ -41,9 +43,9 @@ wire_tests=(
 )
 
 # One of each kind of traffic (UD, SEND, READ, atomics, rdma_cm,
-# retransmission), for a brief run.
+# multicast, retransmission), for a brief run.
 # shellcheck disable=SC2034
-wire_brief_tests=" ud_pingpong rc_pingpong read_bw atomic_bw rping rc_loss "
+wire_brief_tests=" ud_pingpong rc_pingpong read_bw atomic_bw rping mckey rc_loss "
 
 # The longest a server or client may run: a passing one takes 45 s at
 # most, rping under loss; a failing one may wait for ever (a UD pingpong
@@ -97,10 +99,10 @@ netem_add() {
 
 # side_cmd TEST DEV SIDE: the command line of TEST's SIDE (server or
 # client) on DEV, in $cmd, and the TCP port its server listens on, if
-# any, in $port.
+# any, in $port, or the multicast group it joins, in $group.
 side_cmd() {
 	local side=$3
-	port=
+	port='' group=''
 	case $1 in
 	ud_pingpong | ud_pingpong6)
 		port=18515
@@ -154,18 +156,39 @@ side_cmd() {
 		cmd=(udaddy)
 		[ "$side" = server ] || cmd+=(-s "$server_addr")
 		return ;;
+	mckey)
+		# rdma_cm multicast over UD: the server receives, the client
+		# sends, 10 messages of 1 KiB to the group, which both join
+		# from their own address (-b).  Only the client sends RoCE
+		# packets.
+		group=239.1.1.1
+		cmd=(mckey -m "$group" -C 10 -S 1024)
+		if [ "$side" = server ]; then
+			cmd+=(-b "$server_addr")
+		else
+			cmd+=(-b "$client_addr" -s)
+		fi
+		return ;;
 	*) return 1 ;;
 	esac
 	[ "$side" = server ] || cmd+=("$server_addr")
 }
 
+# one_way TEST: only TEST's client sends RoCE packets.
+one_way() {
+	[ "$1" = mckey ]
+}
+
 # listening [PREFIX...]: is the server of the last side_cmd up?  A TCP
-# port listening, or for the rdma_cm tools (no TCP: rping, udaddy,
-# ucmatose, perftest -R) a listening CM ID.  PREFIX runs ss where the
-# server runs (ip netns exec NS).
+# port listening, its multicast group joined by the netdev, or for the
+# rdma_cm tools (no TCP: rping, udaddy, ucmatose, perftest -R) a
+# listening CM ID.  PREFIX runs ss or ip where the server runs (ip netns
+# exec NS).
 listening() {
 	if [ -n "$port" ]; then
 		"$@" ss -Hltn "sport = :$port" | grep -q .
+	elif [ -n "$group" ]; then
+		"$@" ip maddr show | grep -qw "$group"
 	else
 		rdma resource show cm_id 2>/dev/null | grep -q 'state LISTEN'
 	fi
@@ -177,11 +200,18 @@ listening() {
 #  - perftest calibrates its cycle counter against the clock at start; a
 #    starved vCPU can make that fail, and its figures come out "inf",
 #    exit 0.
+#  - mckey's server exits 0 once it has received every message, and says
+#    so; its client once it has posted them.
 side_verdict() {
 	local rc=$3
 	if [[ $1 == *_pingpong6 ]] && [ "$rc" = 0 ] &&
 		[ "$(grep -c 'address: .* GID fe80::' "$2")" != 2 ]; then
 		echo "not an IPv6 exchange: no fe80:: GIDs" >>"$2"
+		rc=1
+	fi
+	if [ "$1" = mckey ] && [ "$rc" = 0 ] &&
+		! grep -q "data transfers complete" "$2"; then
+		echo "mckey did not complete its transfers" >>"$2"
 		rc=1
 	fi
 	if grep -Eq '^ *[0-9]+ +[0-9]+ +inf ' "$2"; then

@@ -31,7 +31,7 @@ ko=$build/drivers/softhca/softhca.ko
 rv=${SOFTHCA_RENDEZVOUS:?SOFTHCA_RENDEZVOUS names the rendezvous directory}
 # This guest's own directory: its results, its figures, its case logs.
 mydir=$(dirname "${SOFTHCA_RESULTS:-$rv/$role/results}")
-server_addr=10.73.0.1
+server_addr=10.73.0.1 client_addr=10.73.0.2
 case $role in
 a) me=10.73.0.1 peer=10.73.0.2 other=b ;;
 b) me=10.73.0.2 peer=10.73.0.1 other=a ;;

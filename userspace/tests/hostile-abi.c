@@ -363,6 +363,54 @@ static void mw_cases(struct ibv_pd *pd)
 	expect("dealloc_mw again", ibv_cmd_dealloc_mw(&mw), ENOENT);
 }
 
+/*
+ * Multicast: UD QPs and multicast GIDs only.  ib_uverbs refuses to
+ * destroy a QP still attached; the one left so goes with the context,
+ * detached first, and the harness checks that the netdev left its group.
+ */
+static void mcast_cases(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	/* ::ffff:239.1.2.3 */
+	union ibv_gid mgid = {
+		.raw = { [10] = 0xff, 0xff, 239, 1, 2, 3 },
+	};
+	union ibv_gid ucast;
+	struct ibv_qp *rc, *ud;
+
+	rc = ibv_create_qp(pd, &init);
+	init.qp_type = IBV_QPT_UD;
+	ud = ibv_create_qp(pd, &init);
+	if (!rc || !ud) {
+		expect("create_qp: an RC and a UD QP", errno, 0);
+		goto out;
+	}
+	expect("attach_mcast: an RC QP", ibv_attach_mcast(rc, &mgid, 0),
+	       EINVAL);
+	ibv_query_gid(pd->context, 1, 1, &ucast);
+	expect("attach_mcast: a unicast GID", ibv_attach_mcast(ud, &ucast, 0),
+	       EINVAL);
+	expect("detach_mcast: not attached", ibv_detach_mcast(ud, &mgid, 0),
+	       EINVAL);
+	expect("attach_mcast", ibv_attach_mcast(ud, &mgid, 0), 0);
+	expect("attach_mcast again", ibv_attach_mcast(ud, &mgid, 0), 0);
+	expect("detach_mcast", ibv_detach_mcast(ud, &mgid, 0), 0);
+	expect("detach_mcast again", ibv_detach_mcast(ud, &mgid, 0), EINVAL);
+	expect("attach_mcast, for the context's end",
+	       ibv_attach_mcast(ud, &mgid, 0), 0);
+	expect("destroy_qp: attached", ibv_destroy_qp(ud), EBUSY);
+	ud = NULL;
+out:
+	if (ud)
+		ibv_destroy_qp(ud);
+	if (rc)
+		ibv_destroy_qp(rc);
+}
+
 static void mmap_cases(struct ibv_context *ctx)
 {
 	void *p;
@@ -457,6 +505,7 @@ int main(int argc, char **argv)
 	srq_cases(pd, cq);
 	ah_mr_cases(pd);
 	mw_cases(pd);
+	mcast_cases(pd, cq);
 	mmap_cases(ctx);
 	ucontext_case(ctx->device);
 	still_works(pd, cq);
