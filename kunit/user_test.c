@@ -13,6 +13,9 @@
  *   finds through the MR is the byte the process sees, both ways;
  * - a bad range, unsupported access flags and unmapped memory are refused
  *   and leave nothing counted;
+ * - an on-demand paging MR's pages are faulted in by the engine as a
+ *   WRITE or READ reaches them, and the ones the process unmaps are gone
+ *   from it (a remote access error);
  * - a user ring's memory (charged to the process's memory cgroup) is
  *   zeroed and maps into a process as shca_mmap() maps it, the same bytes
  *   both ways.
@@ -26,6 +29,7 @@
 #include <linux/vmalloc.h>
 
 #include "dev.h"
+#include "dp.h"
 #include "fixture.h"
 #include "mr.h"
 #include "queue.h"
@@ -204,10 +208,11 @@ static void shca_user_mr_refused_body(struct kunit *test, struct ib_pd *pd)
 	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_reg_user(pd, 0, PAGE_SIZE, U64_MAX,
 						    IB_ACCESS_LOCAL_WRITE)),
 			-EINVAL);
-	/* Defined but not offered, and not defined at all. */
-	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_reg_user(pd, 0, PAGE_SIZE, 0,
-						    IB_ACCESS_ON_DEMAND)),
-			-EOPNOTSUPP);
+	/* Implicit ODP (the whole address space) is not offered. */
+	mr = pd->device->ops.reg_user_mr(pd, 0, U64_MAX, 0, IB_ACCESS_ON_DEMAND,
+					 NULL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(mr), -EOPNOTSUPP);
+	/* Not defined at all. */
 	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_reg_user(pd, 0, PAGE_SIZE, 0,
 						    BIT(12))),
 			-EINVAL);
@@ -217,6 +222,111 @@ static void shca_user_mr_refused_body(struct kunit *test, struct ib_pd *pd)
 	KUNIT_EXPECT_EQ(test, PTR_ERR(mr), -EFAULT);
 	KUNIT_EXPECT_EQ(test, atomic_read(&dev->res[SHCA_RES_MR]), 0);
 	KUNIT_EXPECT_TRUE(test, xa_empty(&dev->mrs));
+}
+
+/* An RDMA WRITE or READ of @len bytes between @buf and @raddr. */
+static enum ib_wc_status shca_user_rdma(struct shca_dp *dp,
+					enum ib_wr_opcode op, void *buf,
+					u32 len, u64 raddr, u32 rkey)
+{
+	struct ib_sge sge = shca_dp_sge(dp, buf, len);
+	struct ib_rdma_wr wr = {
+		.wr = { .opcode = op, .sg_list = &sge, .num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED },
+		.remote_addr = raddr,
+		.rkey = rkey,
+	};
+	struct ib_wc wc;
+
+	if (shca_dp_post_send(dp, 0, &wr.wr) || !shca_dp_poll(dp, 0, &wc))
+		return IB_WC_GENERAL_ERR;
+	return wc.status;
+}
+
+/*
+ * An on-demand paging MR as the target of RDMA WRITEs and READs: none of
+ * its pages is there when it is registered; the engine faults them in as
+ * the WRITE reaches them, and the process reads what was written; the
+ * READ returns what the process wrote; a WRITE to pages the process
+ * unmapped since completes with a remote access error, and touches
+ * nothing outside its range.
+ */
+static void shca_user_odp_body(struct kunit *test, struct shca_dp *dp,
+			       u8 *src, u8 *got)
+{
+	const size_t len = 3 * PAGE_SIZE - 200, size = 4 * PAGE_SIZE;
+	const int access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			   IB_ACCESS_REMOTE_READ | IB_ACCESS_ON_DEMAND;
+	unsigned long addr;
+	struct shca_mr *mr;
+	struct ib_mr *ibmr;
+
+	addr = vm_mmap(NULL, 0, size, PROT_READ | PROT_WRITE,
+		       MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_EXPECT_FALSE(test, IS_ERR_VALUE(addr));
+	if (IS_ERR_VALUE(addr))
+		return;
+	ibmr = dp->pd->device->ops.reg_user_mr(dp->pd, addr, size, addr,
+					       access, NULL);
+	KUNIT_EXPECT_NOT_ERR_OR_NULL(test, ibmr);
+	if (IS_ERR_OR_NULL(ibmr))
+		goto out_unmap;
+	mr = to_shca_mr(ibmr);
+	KUNIT_EXPECT_EQ(test, mr->kind, SHCA_MR_ODP);
+	KUNIT_EXPECT_EQ(test, mr->odp->npages, 0);
+
+	shca_dp_fill(src, len, 21);
+	KUNIT_EXPECT_EQ(test, shca_user_rdma(dp, IB_WR_RDMA_WRITE, src, len,
+					     addr + 100, ibmr->rkey),
+			IB_WC_SUCCESS);
+	KUNIT_EXPECT_GE(test, mr->odp->npages, 3);
+	KUNIT_EXPECT_EQ(test, copy_from_user(got, (void __user *)addr + 100,
+					     len), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(got, src, len), 0);
+
+	shca_dp_fill(src, size, 22);
+	KUNIT_EXPECT_EQ(test, copy_to_user((void __user *)addr, src, size), 0);
+	memset(got, 0, size);
+	KUNIT_EXPECT_EQ(test, shca_user_rdma(dp, IB_WR_RDMA_READ, got, size,
+					     addr, ibmr->rkey),
+			IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, memcmp(got, src, size), 0);
+
+	/* The last two pages go: the umem hears of it, the WRITE fails. */
+	vm_munmap(addr + 2 * PAGE_SIZE, 2 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, mr->odp->npages, 2);
+	KUNIT_EXPECT_EQ(test, shca_user_rdma(dp, IB_WR_RDMA_WRITE, src,
+					     PAGE_SIZE, addr + PAGE_SIZE + 8,
+					     ibmr->rkey),
+			IB_WC_REM_ACCESS_ERR);
+	/*
+	 * It may have written the part of its range that is still there;
+	 * the bytes before it kept theirs.
+	 */
+	KUNIT_EXPECT_EQ(test, copy_from_user(got, (void __user *)addr,
+					     PAGE_SIZE + 8), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(got, src, PAGE_SIZE + 8), 0);
+	KUNIT_EXPECT_EQ(test, dp->pd->device->ops.dereg_mr(ibmr, NULL), 0);
+out_unmap:
+	vm_munmap(addr, size);
+}
+
+static void shca_user_odp(struct kunit *test)
+{
+	struct shca_dp_opts o = shca_dp_rc;
+	u8 *src = kunit_kmalloc(test, 4 * PAGE_SIZE, GFP_KERNEL);
+	u8 *got = kunit_kmalloc(test, 4 * PAGE_SIZE, GFP_KERNEL);
+	struct shca_dp dp;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, got);
+	o.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+		   IB_ACCESS_REMOTE_READ;
+	shca_dp_setup(test, test->priv, &dp, &o);
+	kthread_use_mm(shca_user.mm);
+	shca_user_odp_body(test, &dp, src, got);
+	kthread_unuse_mm(shca_user.mm);
+	shca_dp_teardown(&dp);
 }
 
 /* A case: a PD, then @body in the borrowed mm. */
@@ -299,6 +409,7 @@ static struct kunit_case shca_user_cases[] = {
 	KUNIT_CASE(shca_user_no_request),
 	KUNIT_CASE(shca_user_mr_pages),
 	KUNIT_CASE(shca_user_mr_refused),
+	KUNIT_CASE(shca_user_odp),
 	KUNIT_CASE(shca_user_ring),
 	{}
 };

@@ -155,7 +155,10 @@ struct verbs_qp {
 typedef void (*rcp_op_slot)(void);
 
 struct verbs_context_ops {
-	rcp_op_slot reserved_0_1[2];			/* advise_mr .. alloc_dm */
+	int (*advise_mr)(struct ibv_pd *pd,			/* 0 */
+			 enum ibv_advise_mr_advice advice, uint32_t flags,
+			 struct ibv_sge *sg_list, uint32_t num_sges);
+	rcp_op_slot reserved_1[1];			/* alloc_dm */
 	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd,		/* 2 */
 				   enum ibv_mw_type type);
 	rcp_op_slot reserved_3_4[2];			/* alloc_null_mr .. alloc_parent_domain */
@@ -392,6 +395,9 @@ int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
 		      struct ibv_ah_attr *attr,
 		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
 int ibv_cmd_destroy_ah(struct ibv_ah *ah);
+int ibv_cmd_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		      uint32_t flags, struct ibv_sge *sg_list,
+		      uint32_t num_sge);
 int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 			 uint16_t lid);
 int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
@@ -505,6 +511,7 @@ RCP_ASSERT_OFF(verbs_device, sysfs, 696);
 RCP_ASSERT_OFF(verbs_device, core_support, 704);
 RCP_ASSERT_SIZE(verbs_device, 712);
 
+RCP_ASSERT_OFF(verbs_context_ops, advise_mr, 0);
 RCP_ASSERT_OFF(verbs_context_ops, alloc_mw, 2 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, alloc_pd, 5 * 8);
 RCP_ASSERT_OFF(verbs_context_ops, attach_mcast, 9 * 8);

@@ -72,6 +72,8 @@ static void softhca_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops softhca_ctx_ops = {
+	/* On-demand paging MRs are the kernel's: it faults their pages in. */
+	.advise_mr = ibv_cmd_advise_mr,
 	.alloc_mw = softhca_alloc_mw,
 	.alloc_pd = softhca_alloc_pd,
 	/* The kernel keeps the groups; nothing of them is the provider's. */

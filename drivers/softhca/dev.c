@@ -28,6 +28,23 @@ static enum ib_port_state shca_netdev_port_state(struct net_device *ndev)
 	return IB_PORT_DOWN;
 }
 
+/*
+ * On-demand paging MRs (explicit ones only): every opcode of every QP
+ * type, whichever side's MR pages on demand (mem.c).
+ */
+static const struct ib_odp_caps shca_odp_caps = {
+	.general_caps = IB_ODP_SUPPORT,
+	.per_transport_caps = {
+		.rc_odp_caps = IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			       IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+			       IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV,
+		.uc_odp_caps = IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			       IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_SRQ_RECV,
+		.ud_odp_caps = IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			       IB_ODP_SUPPORT_SRQ_RECV,
+	},
+};
+
 int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		      struct ib_udata *udata)
 {
@@ -51,7 +68,9 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				    IB_DEVICE_MEM_WINDOW |
 				    IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				    SHCA_DEVICE_ATOMIC_WRITE,
-		.kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY,
+		.kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY |
+				    (IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING) ?
+				     IBK_ON_DEMAND_PAGING : 0),
 		.max_send_sge = SHCA_MAX_SGE,
 		.max_recv_sge = SHCA_MAX_SGE,
 		.max_sge_rd = SHCA_MAX_SGE,
@@ -75,6 +94,8 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		.max_mcast_qp_attach = SHCA_MAX_MCAST_QP_ATTACH,
 		.max_total_mcast_qp_attach = SHCA_MAX_TOTAL_MCAST_QP_ATTACH,
 	};
+	if (IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING))
+		attr->odp_caps = shca_odp_caps;
 	return 0;
 }
 

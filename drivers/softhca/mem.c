@@ -12,12 +12,18 @@
  * kmap_local_page(), so a copy maps two pages at most and unmaps them in
  * reverse order.
  *
- * Context: the engine (process context; copies reschedule).  Map and
- * unmap alone, as atomics use them, are safe in any context.
+ * An on-demand paging MR's pages are not pinned: the cursor faults each
+ * in as it reaches it, and holds a reference on it while the engine
+ * copies (see below).
+ *
+ * Context: the engine (process context; copies reschedule, and fault in
+ * an on-demand paging MR's pages).  Map and unmap alone, as atomics use
+ * them, are safe in any context on the other MRs.
  */
 
 #include <kunit/visibility.h>
 #include <linux/highmem.h>
+#include <linux/mmu_notifier.h>
 
 #include "dev.h"
 #include "mem.h"
@@ -29,6 +35,10 @@
  * SHCA_MR_ACCESS (memory windows, zero-based, on-demand paging) is refused.
  */
 #define SHCA_MR_ACCESS_IGNORED (IB_ACCESS_OPTIONAL | IB_ACCESS_HUGETLB)
+
+/* The access flags that let the engine write to memory. */
+#define SHCA_MEM_WRITE_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			       IB_ACCESS_REMOTE_ATOMIC)
 
 /* Pages copied between two chances for the scheduler. */
 #define SHCA_COPY_RESCHED_PAGES 64
@@ -234,11 +244,151 @@ struct page *shca_mr_iova_page(struct shca_mr *mr, u64 iova,
 		return shca_mr_frwr_page(mr, iova, offset);
 	case SHCA_MR_WINDOW:
 		/* Reached through its MR (shca_mw_enter()), never itself. */
+	case SHCA_MR_ODP:
+		/* Faulted in, and held: shca_mr_odp_page(). */
 		break;
 	}
 	return NULL;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_iova_page);
+
+/*
+ * On-demand paging.  ib_core's ib_umem_odp keeps the pages of an ODP MR
+ * that the data path faulted in, for as long as the mm does not take
+ * them back.  The engine, in process context, looks a page up under the
+ * umem's mutex, faults it in (a chunk of them) when it is not there or
+ * not writable, and takes a reference on it before it lets go of the
+ * mutex: the mm may unmap it meanwhile (munmap, madvise, reclaim,
+ * migration), but not free it under the copy, whose bytes then come from
+ * or land in the page the mm gave up, as they would have a moment
+ * earlier.  The mm's invalidations unmap their range in the umem; the
+ * next access faults again, and fails (a protection or access error)
+ * when the memory is gone.
+ */
+
+/* What a fault maps beyond the page the engine reached. */
+#define SHCA_ODP_FAULT_BYTES SZ_64K
+
+static bool shca_odp_invalidate(struct mmu_interval_notifier *mni,
+				const struct mmu_notifier_range *range,
+				unsigned long cur_seq)
+{
+	struct ib_umem_odp *odp =
+		container_of(mni, struct ib_umem_odp, notifier);
+	unsigned long start, end;
+
+	if (!mmu_notifier_range_blockable(range))
+		return false;
+	mutex_lock(&odp->umem_mutex);
+	mmu_interval_set_seq(mni, cur_seq);
+	start = max(ib_umem_start(odp), range->start);
+	end = min(ib_umem_end(odp), range->end);
+	ib_umem_odp_unmap_dma_pages(odp, start, end);
+	mutex_unlock(&odp->umem_mutex);
+	return true;
+}
+
+const struct mmu_interval_notifier_ops shca_odp_ops = {
+	.invalidate = shca_odp_invalidate,
+};
+
+/* The user address of @len bytes at @iova of @mr, or false. */
+static bool shca_odp_uva(struct shca_mr *mr, u64 iova, u64 len, u64 *uva)
+{
+	u64 off = iova - mr->iova;	/* fixed for an ODP MR's life */
+
+	if (iova < mr->iova || off >= mr->length || len > mr->length - off)
+		return false;
+	*uva = mr->odp->umem.address + off;
+	return true;
+}
+
+static u64 shca_odp_access(bool write)
+{
+	return ODP_READ_ALLOWED_BIT | (write ? ODP_WRITE_ALLOWED_BIT : 0);
+}
+
+/**
+ * shca_mr_odp_page() - the page holding one byte of an ODP MR, faulted in
+ * @mr: the MR, of kind SHCA_MR_ODP, from shca_mr_get() and checked
+ * @iova: the byte
+ * @offset: set to the byte's offset in the page
+ * @write: the caller writes to it
+ *
+ * Context: process context; sleeps.
+ * Return: the page, with a reference the caller puts, or NULL when
+ * @iova is not in the MR or its memory cannot be faulted in (unmapped,
+ * or not writable).
+ */
+struct page *shca_mr_odp_page(struct shca_mr *mr, u64 iova,
+			      unsigned int *offset, bool write)
+{
+	struct ib_umem_odp *odp = mr->odp;
+	u64 access = shca_odp_access(write);
+	struct page *page;
+	dma_addr_t dma;
+	u64 uva, idx;
+	void *va;
+	int ret;
+
+	might_sleep();
+	if (!shca_odp_uva(mr, iova, 1, &uva))
+		return NULL;
+	idx = (uva - ib_umem_start(odp)) >> odp->page_shift;
+	mutex_lock(&odp->umem_mutex);
+	dma = odp->dma_list[idx];
+	if ((dma & access) != access) {
+		mutex_unlock(&odp->umem_mutex);
+		ret = ib_umem_odp_map_dma_and_lock(odp, uva,
+						   min_t(u64, SHCA_ODP_FAULT_BYTES,
+							 ib_umem_end(odp) - uva),
+						   access, true);
+		if (ret < 0) {
+			ibdev_dbg_ratelimited(mr->pd->device,
+					      "ODP MR %#x: no page at %#llx: %d\n",
+					      mr->key, iova, ret);
+			return NULL;
+		}
+		dma = odp->dma_list[idx];
+	}
+	/* Virtual DMA: the address is the page's in the linear map. */
+	va = (void *)(uintptr_t)(dma & ODP_DMA_ADDR_MASK) +
+	     (uva & (BIT_ULL(odp->page_shift) - 1));
+	page = virt_to_page(va);
+	get_page(page);
+	mutex_unlock(&odp->umem_mutex);
+	*offset = offset_in_page(va);
+	return page;
+}
+
+/**
+ * shca_mr_odp_prefetch() - fault in, or map what is there of, an ODP range
+ * @mr: the MR, of kind SHCA_MR_ODP, checked for @len bytes at @iova
+ * @iova: the range's first byte
+ * @len: its length
+ * @write: for writing
+ * @fault: fault the pages in; else map those present only
+ *
+ * Context: process context; sleeps.
+ * Return: 0, -EINVAL when the range is not the MR's, or the fault's error.
+ */
+int shca_mr_odp_prefetch(struct shca_mr *mr, u64 iova, u64 len, bool write,
+			 bool fault)
+{
+	u64 uva;
+	int ret;
+
+	if (!shca_odp_uva(mr, iova, len, &uva))
+		return -EINVAL;
+	if (!len)
+		return 0;
+	ret = ib_umem_odp_map_dma_and_lock(mr->odp, uva, len,
+					   shca_odp_access(write), fault);
+	if (ret < 0)
+		return ret;
+	mutex_unlock(&mr->odp->umem_mutex);
+	return 0;
+}
 
 /* Does the page list map_mr_sg built cover the iova range? */
 static bool shca_mr_map_covers(struct shca_mr *mr)
@@ -376,7 +526,8 @@ static int shca_mw_take_mr(struct shca_mr *mr, struct ib_pd *pd, u64 iova,
 
 	spin_lock_irqsave(&mr->lock, flags);
 	/* Remote write or atomic access need local write (IBA 10.6.7.2). */
-	if (mr->kind == SHCA_MR_USER && mr->pd == pd && !mr->dying &&
+	if ((mr->kind == SHCA_MR_USER || mr->kind == SHCA_MR_ODP) &&
+	    mr->pd == pd && !mr->dying &&
 	    mr->access & IB_ACCESS_MW_BIND &&
 	    (!(access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) ||
 	     mr->access & IB_ACCESS_LOCAL_WRITE) &&
@@ -587,9 +738,18 @@ int shca_sgl_init_remote(struct shca_sgl *sgl, struct softhca_sge *range,
 	return ret ? -EACCES : 0;
 }
 
+/* Puts the reference on the ODP MR page the cursor was at. */
+static void shca_sgl_put_held(struct shca_sgl *sgl)
+{
+	if (sgl->held)
+		put_page(sgl->held);
+	sgl->held = NULL;
+}
+
 /* Leaves the current SGE (dropping its MR); also the cursor's release. */
 void shca_sgl_release(struct shca_sgl *sgl)
 {
+	shca_sgl_put_held(sgl);
 	if (sgl->mr)
 		shca_mr_put(sgl->mr);
 	sgl->mr = NULL;
@@ -661,6 +821,10 @@ int shca_sgl_check(struct shca_sgl *sgl)
  * @poff: set to the cursor's offset in the page
  * @len: set to how many bytes from there the page holds, in the SGE
  *
+ * The page is the cursor's until it moves to another, unmaps or is
+ * released (an ODP MR's is held until then): a caller that keeps it
+ * takes a reference of its own.
+ *
  * Return: the page, or an ERR_PTR() as shca_sgl_map() has them.
  */
 struct page *shca_sgl_page(struct shca_sgl *sgl, unsigned int *poff,
@@ -683,8 +847,17 @@ struct page *shca_sgl_page(struct shca_sgl *sgl, unsigned int *poff,
 		sgl->bad = true;
 		return ERR_PTR(-EACCES);
 	}
-	page = sgl->mr ? shca_mr_iova_page(sgl->mr, sge->addr + sgl->off, poff) :
-			 shca_kva_page(sge->addr + sgl->off, poff);
+	if (sgl->mr && sgl->mr->kind == SHCA_MR_ODP) {
+		shca_sgl_put_held(sgl);
+		sgl->held = shca_mr_odp_page(sgl->mr, sge->addr + sgl->off,
+					     poff, sgl->access &
+					     SHCA_MEM_WRITE_ACCESS);
+		page = sgl->held;
+	} else if (sgl->mr) {
+		page = shca_mr_iova_page(sgl->mr, sge->addr + sgl->off, poff);
+	} else {
+		page = shca_kva_page(sge->addr + sgl->off, poff);
+	}
 	if (!page) {
 		sgl->bad = true;
 		return ERR_PTR(-EFAULT);
@@ -727,6 +900,7 @@ void shca_sgl_unmap(struct shca_sgl *sgl)
 	if (sgl->map)
 		kunmap_local(sgl->map);
 	sgl->map = NULL;
+	shca_sgl_put_held(sgl);
 }
 
 /**

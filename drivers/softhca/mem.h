@@ -30,6 +30,9 @@ struct shca_mr;
  * @entered: SGE @i's key was looked up and its range checked
  * @mr: the MR of SGE @i, held; NULL for the local DMA lkey
  * @map: what shca_sgl_map() mapped, for shca_sgl_unmap()
+ * @held: the page under the cursor, of an on-demand paging MR: a
+ *	reference, so that the mm taking it back does not free it while the
+ *	engine copies (put when the cursor moves on, unmaps or is released)
  * @bad: this list, not the one it was copied to or from, failed a check
  */
 struct shca_sgl {
@@ -47,6 +50,7 @@ struct shca_sgl {
 	bool entered;
 	struct shca_mr *mr;
 	void *map;
+	struct page *held;
 	bool bad;
 };
 

@@ -10,8 +10,9 @@
  * until the data path has put every reference it took with shca_mr_get()
  * before freeing anything.
  *
- * Three kinds: the DMA MR (ib_alloc_pd() with IB_PD_UNSAFE_GLOBAL_RKEY),
- * whose iova is a kernel virtual address; user MRs over pinned pages; and
+ * Four kinds: the DMA MR (ib_alloc_pd() with IB_PD_UNSAFE_GLOBAL_RKEY),
+ * whose iova is a kernel virtual address; user MRs over pinned pages, or
+ * over pages the data path faults in on demand (ODP, mem.c); and
  * fast-registration MRs, a page list that map_mr_sg fills and a REG_MR
  * work request (or softhca_async_reg_mr()) makes valid, until LOCAL_INV
  * or SEND_WITH_INV makes it invalid again.  Memory windows, which user
@@ -31,17 +32,17 @@
 static struct shca_mr *shca_mr_new(struct ib_pd *pd, enum shca_mr_kind kind,
 				   int access)
 {
-	/* A user MR is charged to its process, as its page list is. */
-	gfp_t gfp = kind == SHCA_MR_USER ? GFP_KERNEL_ACCOUNT : GFP_KERNEL;
+	bool user = kind == SHCA_MR_USER || kind == SHCA_MR_ODP;
 	struct shca_mr *mr;
 
-	mr = shca_fault() ? NULL : kzalloc(sizeof(*mr), gfp);
+	/* A user MR is charged to its process, as its page list is. */
+	mr = shca_fault() ? NULL :
+	     kzalloc(sizeof(*mr), user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 	if (!mr)
 		return NULL;
 	mr->pd = pd;
 	mr->kind = kind;
-	mr->access = access & (kind == SHCA_MR_USER ? SHCA_MR_USER_ACCESS :
-				SHCA_MR_ACCESS);
+	mr->access = access & (user ? SHCA_MR_USER_ACCESS : SHCA_MR_ACCESS);
 	kref_init(&mr->ref);
 	init_completion(&mr->released);
 	spin_lock_init(&mr->lock);
@@ -198,11 +199,16 @@ static int shca_reg_user_mr_check(struct ib_pd *pd, u64 start, u64 length,
 	ret = shca_udata_no_request(ibdev, udata, "reg_user_mr");
 	if (ret)
 		return ret;
-	/* Windows may be bound to user MRs only. */
-	ret = shca_mr_access_check(ibdev, access & ~IB_ACCESS_MW_BIND,
+	/* Windows may be bound to user MRs only, which may page on demand. */
+	ret = shca_mr_access_check(ibdev, access & ~(IB_ACCESS_MW_BIND |
+						     IB_ACCESS_ON_DEMAND),
 				   "reg_user_mr");
 	if (ret)
 		return ret;
+	if (access & IB_ACCESS_ON_DEMAND && !start && length == U64_MAX) {
+		ibdev_dbg(ibdev, "reg_user_mr: implicit ODP is not offered\n");
+		return -EOPNOTSUPP;
+	}
 	/* The last byte's iova and address must not wrap. */
 	if (!length || virt_addr + length - 1 < virt_addr ||
 	    start + length - 1 < start) {
@@ -211,6 +217,46 @@ static int shca_reg_user_mr_check(struct ib_pd *pd, u64 start, u64 length,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/*
+ * An on-demand paging MR: nothing is pinned; the data path faults its
+ * pages in as it reaches them (mem.c), and the mm takes them back when
+ * it will, through the umem's interval notifier.
+ */
+static struct ib_mr *shca_reg_odp_mr(struct ib_pd *pd, u64 start, u64 length,
+				     u64 virt_addr, int access)
+{
+	struct ib_umem_odp *odp;
+	struct shca_mr *mr;
+	int ret;
+
+	mr = shca_mr_new(pd, SHCA_MR_ODP, access);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->iova = virt_addr;
+	mr->length = length;
+	mr->valid = true;
+
+	/* In the caller's context: the umem follows current->mm. */
+	odp = ib_umem_odp_get(pd->device, start, length, access,
+			      &shca_odp_ops);
+	if (IS_ERR(odp)) {
+		ret = PTR_ERR(odp);
+		ibdev_dbg(pd->device, "reg_user_mr: no ODP umem: %d\n", ret);
+		goto err_free_mr;
+	}
+	mr->odp = odp;
+	ret = shca_mr_add(mr);
+	if (ret)
+		goto err_release_odp;
+	return &mr->ibmr;
+
+err_release_odp:
+	ib_umem_odp_release(odp);
+err_free_mr:
+	kfree(mr);
+	return ERR_PTR(ret);
 }
 
 struct ib_mr *shca_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
@@ -225,6 +271,8 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				     udata);
 	if (ret)
 		return ERR_PTR(ret);
+	if (access & IB_ACCESS_ON_DEMAND)
+		return shca_reg_odp_mr(pd, start, length, virt_addr, access);
 	mr = shca_mr_new(pd, SHCA_MR_USER, access);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
@@ -422,9 +470,60 @@ int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	} else if (mr->kind == SHCA_MR_USER) {
 		kvfree(mr->user.pages);
 		ib_umem_release(mr->user.umem);
+	} else if (mr->kind == SHCA_MR_ODP) {
+		ib_umem_odp_release(mr->odp);
 	}
 	kfree_rcu(mr, rcu);
 	return 0;
+}
+
+/*
+ * ibv_advise_mr(): the ranges of on-demand paging MRs faulted in, for
+ * reading or for writing, or those of their pages that are present
+ * mapped without a fault.  Done before the verb returns, whether or not
+ * IB_UVERBS_ADVISE_MR_FLAG_FLUSH asks for that.
+ *
+ * Context: process context (ib_uverbs); sleeps.
+ */
+int shca_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
+		   u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		   struct uverbs_attr_bundle *attrs)
+{
+	bool write = advice == IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE;
+	bool fault = advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT;
+	struct shca_dev *dev = to_shca_dev(pd->device);
+	struct shca_mr *mr;
+	int ret = 0;
+	u32 i;
+
+	switch (advice) {
+	case IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH:
+	case IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE:
+	case IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT:
+		break;
+	default:
+		ibdev_dbg(pd->device, "advise_mr: advice %d\n", advice);
+		return -EOPNOTSUPP;
+	}
+	for (i = 0; i < num_sge && !ret; i++) {
+		mr = shca_mr_get(dev, sg_list[i].lkey);
+		if (!mr || mr->kind != SHCA_MR_ODP ||
+		    shca_mr_check(mr, sg_list[i].lkey, pd, sg_list[i].addr,
+				  sg_list[i].length,
+				  write ? IB_ACCESS_LOCAL_WRITE : 0))
+			ret = -EINVAL;
+		else
+			ret = shca_mr_odp_prefetch(mr, sg_list[i].addr,
+						   sg_list[i].length, write,
+						   fault);
+		if (ret)
+			ibdev_dbg(pd->device, "advise_mr: key %#x, %u bytes at %#llx: %d\n",
+				  sg_list[i].lkey, sg_list[i].length,
+				  sg_list[i].addr, ret);
+		if (mr)
+			shca_mr_put(mr);
+	}
+	return ret;
 }
 
 /*

@@ -18,6 +18,7 @@
 #include <linux/kref.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_umem.h>
+#include <rdma/ib_umem_odp.h>
 #include <rdma/ib_verbs.h>
 
 struct shca_dev;
@@ -47,6 +48,8 @@ enum shca_mr_kind {
 	SHCA_MR_FAST_REG,
 	/* a memory window: remote access to part of a user MR, once bound */
 	SHCA_MR_WINDOW,
+	/* user memory the data path faults in as it reaches it (mem.c) */
+	SHCA_MR_ODP,
 };
 
 /* How a fast-registration MR's page list covers its iova range. */
@@ -110,6 +113,8 @@ struct shca_mr_window {
  * @user: user MRs' pinned pages
  * @frwr: fast-registration MRs' page list
  * @win: a window's binding
+ * @odp: an on-demand paging MR's umem: its pages, as the data path
+ *	faulted them in and the mm has not taken them back
  *
  * The registration fields are written under @lock with WRITE_ONCE(), so
  * that shca_mr_iova_page() may read them without it.
@@ -137,6 +142,7 @@ struct shca_mr {
 		struct shca_mr_user user;
 		struct shca_mr_frwr frwr;
 		struct shca_mr_window win;
+		struct ib_umem_odp *odp;
 	};
 };
 
@@ -167,6 +173,9 @@ struct ib_mr *shca_alloc_mr(struct ib_pd *pd, enum ib_mr_type mr_type,
 int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int shca_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
+		   u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		   struct uverbs_attr_bundle *attrs);
 int shca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int shca_dealloc_mw(struct ib_mw *ibmw);
 
@@ -188,5 +197,12 @@ struct shca_mr *shca_mw_enter(struct shca_mr *win, u32 key, u32 qpn,
 			      struct ib_pd *pd, u64 iova, u64 len, int access);
 struct shca_mr *shca_mr_get_index(struct shca_dev *dev, u32 key);
 struct page *shca_kva_page(u64 addr, unsigned int *offset);
+
+/* On-demand paging (mem.c); process context, sleeps. */
+extern const struct mmu_interval_notifier_ops shca_odp_ops;
+struct page *shca_mr_odp_page(struct shca_mr *mr, u64 iova,
+			      unsigned int *offset, bool write);
+int shca_mr_odp_prefetch(struct shca_mr *mr, u64 iova, u64 len, bool write,
+			 bool fault);
 
 #endif /* SHCA_MR_H */

@@ -69,6 +69,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.driver_id = SOFTHCA_DRIVER_ID,
 	.uverbs_abi_ver = SOFTHCA_UVERBS_ABI_VERSION,
 
+	.advise_mr = shca_advise_mr,
 	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
 	.alloc_mr = shca_alloc_mr,
 	.alloc_mw = shca_alloc_mw,

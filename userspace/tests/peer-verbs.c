@@ -95,40 +95,6 @@ static struct ibv_qp *qp_new(struct side *s)
 	return ibv_create_qp_ex(s->ctx, &a);
 }
 
-/* @s's QP to RTS, connected to QP @dqpn at @peer's GID. */
-static int qp_connect(struct side *s, const struct side *peer, uint32_t dqpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
-	};
-
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dqpn, .max_dest_rd_atomic = 4,
-		.min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = peer->gid,
-				      .sgid_index = s->gid_index,
-				      .hop_limit = 64 } },
-	};
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
-		.rnr_retry = 7, .max_rd_atomic = 4,
-	};
-	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 static void pair_down(struct side *a, struct side *b)
 {
 	if (a->qp)
@@ -145,8 +111,9 @@ static int pair_up(struct side *a, struct side *b)
 	pair_down(a, b);
 	a->qp = qp_new(a);
 	b->qp = qp_new(b);
-	if (a->qp && b->qp && !qp_connect(a, b, b->qp->qp_num) &&
-	    !qp_connect(b, a, a->qp->qp_num))
+	if (a->qp && b->qp &&
+	    !tap_rc_connect(a->qp, b->qp->qp_num, &b->gid, a->gid_index) &&
+	    !tap_rc_connect(b->qp, a->qp->qp_num, &a->gid, b->gid_index))
 		return 0;
 	tap(0, "a fresh pair of connected QPs", strerror(errno));
 	return -1;
