@@ -1041,6 +1041,41 @@ static void shca_rcw_resp_atomic_write(struct kunit *test)
 }
 
 /*
+ * A FLUSH (IBA 1.5: FETH, RETH, no data) to a device of a kernel before
+ * 6.2, where no QP may allow one (ib_core has no FLUSH access flags): it
+ * is NAKed as an invalid request, as rdma_rxe NAKs one its QP does not
+ * allow.  On 6.12 the guest's flush tests take it through.
+ */
+static void shca_rcw_resp_flush(struct kunit *test)
+{
+	struct shca_rcw *w;
+	u64 *target;
+	struct shca_pkt pkt = {
+		.opcode = SHCA_OPCODE(RC, FLUSH),
+		.ackreq = true,
+		.dma_len = 16,
+		.plt = SHCA_FLUSH_GLOBAL,
+		.sel = SHCA_FLUSH_RANGE,
+	};
+	struct shca_frame f;
+
+	if (SHCA_ACCESS_FLUSH_GLOBAL)
+		kunit_skip(test, "this kernel allows FLUSH: the guest tests it");
+	w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	target = shca_rcw_buf(test, 16);
+	w->mr = shca_dp_frwr(&w->dp, 0, target, 16, IB_ACCESS_REMOTE_WRITE |
+			     IB_ACCESS_LOCAL_WRITE);
+	pkt.psn = shca_rcw_rq(0);
+	pkt.va = (uintptr_t)target;
+	pkt.rkey = w->mr->rkey;
+	shca_rcw_build(test, w, &pkt, NULL, &f);
+	KUNIT_EXPECT_EQ(test, f.len, SHCA_FRAME_BTH_OFF + 32 + SHCA_ICRC_LEN);
+	shca_frame_inject(test, w->ndev, &f, 1);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_NAK(SHCA_RCW_NAK_INV_REQ),
+			     shca_rcw_rq(0), 0);
+}
+
+/*
  * FETCH_ADD and CMP_SWAP are executed once: their duplicates get the
  * original value the first execution returned, and the memory is as the
  * first left it.  The ACK a SEND before them owes goes first, and the
@@ -3377,6 +3412,7 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_req_read_gap),
 	KUNIT_CASE_PARAM(shca_rcw_req_atomic, shca_rcw_atomic_gen_params),
 	KUNIT_CASE(shca_rcw_req_atomic_write),
+	KUNIT_CASE(shca_rcw_resp_flush),
 	KUNIT_CASE(shca_rcw_req_hostile),
 	KUNIT_CASE(shca_rcw_req_idle),
 	KUNIT_CASE(shca_rcw_win_stream),

@@ -43,6 +43,7 @@ struct shca_wire_op {
 }
 
 #define DETH	SHCA_HDR_DETH
+#define FETH	SHCA_HDR_FETH
 #define RETH	SHCA_HDR_RETH
 #define ATMETH	SHCA_HDR_ATMETH
 #define AETH	SHCA_HDR_AETH
@@ -76,6 +77,7 @@ static const struct shca_wire_op shca_wire_ops[] = {
 	SHCA_W(0x14, "RC FETCH_ADD", ATMETH, 40, false, ONLY),
 	SHCA_W(0x16, "RC SEND_LAST_WITH_INVALIDATE", IETH, 16, true, LAST),
 	SHCA_W(0x17, "RC SEND_ONLY_WITH_INVALIDATE", IETH, 16, true, ONLY),
+	SHCA_W(0x1c, "RC FLUSH", FETH | RETH, 32, false, ONLY),
 	SHCA_W(0x1d, "RC ATOMIC_WRITE", RETH, 28, true, ONLY),
 	SHCA_W(0x20, "UC SEND_FIRST", 0, 12, true, FIRST),
 	SHCA_W(0x21, "UC SEND_MIDDLE", 0, 12, true, MIDDLE),
@@ -154,6 +156,8 @@ static void shca_wire_pkt_fill(struct shca_pkt *pkt,
 		.orig = 0x0f1e2d3c4b5a6978ULL,
 		.imm = 0xdeadbeef,
 		.inv_rkey = 0x76543210,
+		.plt = 0xa,
+		.sel = 0x2,
 		.qkey = 0x80010002,
 		.sqpn = 0x00abcd,
 	};
@@ -191,6 +195,10 @@ static struct shca_pkt shca_wire_pkt_want(const struct shca_pkt *src,
 		want.imm = 0;
 	if (!(op->hdrs & IETH))
 		want.inv_rkey = 0;
+	if (!(op->hdrs & FETH)) {
+		want.plt = 0;
+		want.sel = 0;
+	}
 	if (!(op->hdrs & DETH)) {
 		want.qkey = 0;
 		want.sqpn = 0;
@@ -230,6 +238,8 @@ static void shca_wire_expect_pkt(struct kunit *test,
 		{ "orig", got->orig, want->orig },
 		{ "imm", got->imm, want->imm },
 		{ "inv_rkey", got->inv_rkey, want->inv_rkey },
+		{ "plt", got->plt, want->plt },
+		{ "sel", got->sel, want->sel },
 		{ "qkey", got->qkey, want->qkey },
 		{ "sqpn", got->sqpn, want->sqpn },
 		{ "hdr_len", got->hdr_len, want->hdr_len },
@@ -338,6 +348,35 @@ static void shca_wire_bad_tver(struct kunit *test)
 					    pkt.tver);
 		}
 	}
+}
+
+/*
+ * A FLUSH's FETH, as IBA 1.5 lays it out: after the BTH and before the
+ * RETH, the placement type in bits 3:0 and the selectivity level in
+ * bits 5:4 of one big-endian word, the rest reserved (zero).
+ */
+static void shca_wire_flush_layout(struct kunit *test)
+{
+	struct shca_pkt pkt = {
+		.opcode = SHCA_OPCODE(RC, FLUSH),
+		.plt = SHCA_FLUSH_GLOBAL,
+		.sel = SHCA_FLUSH_MR,
+		.va = 0x1122334455667788ULL,
+		.rkey = 0x99aabbcc,
+		.dma_len = 0x100,
+	};
+	static const u8 feth[4] = { 0, 0, 0, 0x11 };
+	static const u8 reth[16] = {
+		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+		0x99, 0xaa, 0xbb, 0xcc, 0x00, 0x00, 0x01, 0x00,
+	};
+	unsigned int len;
+	u8 *buf;
+
+	buf = shca_wire_build(test, &pkt, &len);
+	KUNIT_ASSERT_EQ(test, len, 12 + 4 + 16 + SHCA_ICRC_LEN);
+	KUNIT_EXPECT_EQ(test, memcmp(buf + 12, feth, sizeof(feth)), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(buf + 16, reth, sizeof(reth)), 0);
 }
 
 /*
@@ -809,6 +848,7 @@ static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE_PARAM(shca_wire_round_trip, shca_wire_ops_gen_params),
 	KUNIT_CASE_PARAM(shca_wire_truncated, shca_wire_ops_gen_params),
 	KUNIT_CASE(shca_wire_bad_tver),
+	KUNIT_CASE(shca_wire_flush_layout),
 	KUNIT_CASE(shca_wire_bad_opcode),
 	KUNIT_CASE(shca_wire_no_payload),
 	KUNIT_CASE(shca_wire_pad),

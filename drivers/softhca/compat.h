@@ -43,4 +43,25 @@ static inline int shca_create_cq_op(struct ib_cq *ibcq,
 #define SHCA_DEVICE_ATOMIC_WRITE	BIT_ULL(40)
 #endif
 
+/*
+ * FLUSH (IBA 1.5): ib_core has it since 6.2, and with it the access flags
+ * an MR and a QP need to be flushed (the placement types they allow) and
+ * the device's capability of global visibility.  Before, a process posts
+ * one all the same, through softhca's rings with uverbs' numbers, to a
+ * peer that takes it; no MR here can allow one.
+ */
+#ifdef SHCA_HAVE_FLUSH
+#define SHCA_WR_FLUSH			IB_WR_FLUSH
+#define SHCA_WC_FLUSH			IB_WC_FLUSH
+#define SHCA_ACCESS_FLUSH_GLOBAL	IB_ACCESS_FLUSH_GLOBAL
+#define SHCA_ACCESS_FLUSH_PERSISTENT	IB_ACCESS_FLUSH_PERSISTENT
+#define SHCA_DEVICE_FLUSH_GLOBAL	IB_DEVICE_FLUSH_GLOBAL
+#else
+#define SHCA_WR_FLUSH			14
+#define SHCA_WC_FLUSH			8
+#define SHCA_ACCESS_FLUSH_GLOBAL	0
+#define SHCA_ACCESS_FLUSH_PERSISTENT	0
+#define SHCA_DEVICE_FLUSH_GLOBAL	0
+#endif
+
 #endif /* SHCA_COMPAT_H */

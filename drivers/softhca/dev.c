@@ -67,7 +67,8 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				    IB_DEVICE_MEM_MGT_EXTENSIONS |
 				    IB_DEVICE_MEM_WINDOW |
 				    IB_DEVICE_MEM_WINDOW_TYPE_2B |
-				    SHCA_DEVICE_ATOMIC_WRITE,
+				    SHCA_DEVICE_ATOMIC_WRITE |
+				    SHCA_DEVICE_FLUSH_GLOBAL,
 		.kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY |
 				    (IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING) ?
 				     IBK_ON_DEMAND_PAGING : 0),

@@ -59,6 +59,7 @@
 #include "qp.h"
 #include "resp.h"
 #include "transport.h"
+#include "wire.h"
 
 #define SHCA_ENGINE_BATCH 64
 
@@ -151,6 +152,15 @@ static bool shca_swqe_ok(struct shca_qp *qp, const struct shca_swqe *w)
 	/* Its 8 bytes are in the header. */
 	if (hdr->opcode == SHCA_WR_ATOMIC_WRITE)
 		return !(hdr->flags & SOFTHCA_WQE_INLINE) && !hdr->num_sge;
+	/* A placement type, a level, and no data. */
+	if (hdr->opcode == SHCA_WR_FLUSH)
+		return !(hdr->flags & SOFTHCA_WQE_INLINE) && !hdr->num_sge &&
+		       hdr->flush.type &&
+		       !(hdr->flush.type & ~(SHCA_FLUSH_GLOBAL |
+					     SHCA_FLUSH_PERSISTENT)) &&
+		       hdr->flush.level <= SHCA_FLUSH_MR &&
+		       !memchr_inv(hdr->flush.reserved, 0,
+				   sizeof(hdr->flush.reserved));
 	if (hdr->flags & SOFTHCA_WQE_INLINE)
 		return hdr->inline_len <= qp->max_inline;
 	return hdr->num_sge <= qp->sq.max_sge;
@@ -289,6 +299,14 @@ static void shca_req_msg(struct shca_qp *qp, const struct shca_swqe *w,
 		};
 		msg->compare_add = hdr->atomic.compare_add;
 		msg->swap = hdr->atomic.swap;
+	} else if (hdr->opcode == SHCA_WR_FLUSH) {
+		msg->remote = (struct softhca_sge){
+			.addr = hdr->flush.remote_addr,
+			.length = hdr->flush.length,
+			.lkey = hdr->flush.rkey,
+		};
+		msg->plt = hdr->flush.type;
+		msg->sel = hdr->flush.level;
 	} else {
 		msg->remote = (struct softhca_sge){
 			.addr = hdr->rdma.remote_addr,

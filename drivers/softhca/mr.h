@@ -21,6 +21,8 @@
 #include <rdma/ib_umem_odp.h>
 #include <rdma/ib_verbs.h>
 
+#include "compat.h"
+
 struct shca_dev;
 
 #define SHCA_MR_KEY_SHIFT 8
@@ -28,9 +30,13 @@ struct shca_dev;
 #define SHCA_MR_MIN_INDEX 1
 #define SHCA_MR_MAX_INDEX (U32_MAX >> SHCA_MR_KEY_SHIFT)
 
-/* The access flags an MR records and the data path enforces. */
+/*
+ * The access flags an MR records and the data path enforces; FLUSH's
+ * global visibility since 6.2 (compat.h).
+ */
 #define SHCA_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			SHCA_ACCESS_FLUSH_GLOBAL)
 
 /* A user MR's: windows may be bound to it. */
 #define SHCA_MR_USER_ACCESS (SHCA_MR_ACCESS | IB_ACCESS_MW_BIND)

@@ -20,6 +20,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "cmdq.h"
+#include "compat.h"
 #include "dev.h"
 #include "engine.h"
 #include "fault.h"
@@ -291,10 +292,13 @@ static u32 shca_qp_field_get(const struct ib_qp_attr *attr,
 /*
  * IB_ACCESS_ON_DEMAND is an MR's; consumers whose MRs page on demand pass
  * it to their QPs too (rdma-core's suite does), which take it and ignore it.
+ * FLUSH's placement types since 6.2 (compat.h): rdma_cm allows both to a
+ * device that offers either.
  */
 #define SHCA_QP_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			IB_ACCESS_ON_DEMAND)
+			IB_ACCESS_ON_DEMAND | SHCA_ACCESS_FLUSH_GLOBAL | \
+			SHCA_ACCESS_FLUSH_PERSISTENT)
 
 static int shca_qp_check_attr(struct ib_device *ibdev,
 			      const struct ib_qp_attr *attr, int mask)

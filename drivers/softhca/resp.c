@@ -28,6 +28,7 @@
 #include "qp.h"
 #include "resp.h"
 #include "srq.h"
+#include "wire.h"
 
 static bool shca_resp_accepts(const struct shca_qp *qp,
 			      const struct shca_msg *msg)
@@ -554,6 +555,68 @@ static enum shca_tx shca_resp_atomic_write(struct shca_qp *qp,
 	return SHCA_TX_DONE;
 }
 
+/*
+ * May a FLUSH with placement @msg->plt reach its target: the QP and the
+ * MR (or window) must allow each placement type it asks for, over its
+ * range (a zero-length one names its first byte) or, at the MR level,
+ * over the MR its rkey names, whatever its address and length say.
+ */
+static enum ib_wc_status shca_resp_flush_check(struct shca_qp *qp,
+					       struct shca_msg *msg)
+{
+	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
+	struct softhca_sge range = msg->remote;
+	struct shca_sgl target;
+	struct shca_mr *mr;
+	int access = 0;
+	int ret;
+
+	if (!msg->plt || msg->plt & ~(SHCA_FLUSH_GLOBAL | SHCA_FLUSH_PERSISTENT) ||
+	    msg->sel > SHCA_FLUSH_MR)
+		return IB_WC_REM_INV_REQ_ERR;
+	if (msg->plt & SHCA_FLUSH_GLOBAL)
+		access |= SHCA_ACCESS_FLUSH_GLOBAL;
+	if (msg->plt & SHCA_FLUSH_PERSISTENT)
+		access |= SHCA_ACCESS_FLUSH_PERSISTENT;
+	/* Before 6.2 no QP or MR allows one. */
+	if (!access ||
+	    (READ_ONCE(qp->attr.qp_access_flags) & access) != access)
+		return IB_WC_REM_INV_REQ_ERR;
+	if (msg->sel == SHCA_FLUSH_MR) {
+		mr = shca_mr_get(dev, range.lkey);
+		if (!mr)
+			return IB_WC_REM_ACCESS_ERR;
+		range.addr = READ_ONCE(mr->iova);
+		shca_mr_put(mr);
+	}
+	if (msg->sel == SHCA_FLUSH_MR || !range.length)
+		range.length = 1;
+	ret = shca_sgl_init_remote(&target, &range, dev, qp->ibqp.pd,
+				   qp->ibqp.qp_num, access);
+	shca_sgl_release(&target);
+	return ret ? IB_WC_REM_ACCESS_ERR : IB_WC_SUCCESS;
+}
+
+/*
+ * FLUSH (IBA 1.5): what earlier WRITEs and atomics of the QP placed in the
+ * range, or the MR, made visible.  They executed before it, in order; a
+ * full barrier makes their stores visible to every CPU.  A persistent one
+ * never gets this far: there is no persistent memory here, the device
+ * does not offer it, and no MR can allow it.
+ */
+static enum shca_tx shca_resp_flush_req(struct shca_qp *qp,
+					struct shca_msg *msg)
+{
+	enum ib_wc_status status = shca_resp_flush_check(qp, msg);
+
+	if (status != IB_WC_SUCCESS)
+		return shca_resp_refuse(qp, msg, status, true);
+	/* The earlier requests' stores, before the answer says they are seen. */
+	smp_mb();
+	msg->status = IB_WC_SUCCESS;
+	return SHCA_TX_DONE;
+}
+
 /**
  * shca_resp_execute() - execute a message on the QP it reached
  * @qp: the responder QP, held by the transport
@@ -585,6 +648,8 @@ enum shca_tx shca_resp_execute(struct shca_qp *qp, struct shca_msg *msg)
 		return shca_resp_atomic(qp, msg);
 	case SHCA_WR_ATOMIC_WRITE:
 		return shca_resp_atomic_write(qp, msg);
+	case SHCA_WR_FLUSH:
+		return shca_resp_flush_req(qp, msg);
 	}
 	return shca_resp_refuse(qp, msg, IB_WC_REM_INV_REQ_ERR, true);
 }

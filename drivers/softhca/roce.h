@@ -113,10 +113,11 @@ enum shca_wire_res_kind {
 	SHCA_WIRE_RES_READ,
 	SHCA_WIRE_RES_ATOMIC,
 	SHCA_WIRE_RES_ATOMIC_WRITE,
+	SHCA_WIRE_RES_FLUSH,
 };
 
 /**
- * struct shca_wire_res - a READ, atomic or ATOMIC WRITE a responder executed
+ * struct shca_wire_res - a READ, atomic, ATOMIC WRITE or FLUSH a responder executed
  * @kind: enum shca_wire_res_kind
  * @psn: its first PSN
  * @npsn: PSNs it took (a READ: one per response packet)

@@ -78,7 +78,8 @@ static struct shca_read_cb *shca_read_cb(struct sk_buff *skb)
 
 /*
  * The opcode of each packet of a SEND or WRITE, by position; an ATOMIC
- * WRITE's 8 bytes are one packet, its only.
+ * WRITE's 8 bytes are one packet, its only, and so is a FLUSH, which has
+ * none.
  */
 static const u8 shca_req_ops[][4] = {
 	[IB_WR_SEND] = {
@@ -104,6 +105,9 @@ static const u8 shca_req_ops[][4] = {
 		SHCA_OP_RDMA_WRITE_LAST_WITH_IMMEDIATE,
 		SHCA_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
 	},
+	[SHCA_WR_FLUSH] = {
+		[SHCA_POS_ONLY] = SHCA_OP_FLUSH,
+	},
 	[SHCA_WR_ATOMIC_WRITE] = {
 		[SHCA_POS_ONLY] = SHCA_OP_ATOMIC_WRITE,
 	},
@@ -126,13 +130,19 @@ static bool shca_req_responded(const struct shca_wire_slot *ws)
 	return shca_req_responded_op(ws->wr_opcode);
 }
 
+/* ATOMIC WRITE and FLUSH: one packet, answered by an empty READ response. */
+static bool shca_req_placement_op(u8 opcode)
+{
+	return opcode == SHCA_WR_ATOMIC_WRITE || opcode == SHCA_WR_FLUSH;
+}
+
 /*
- * Those and ATOMIC WRITEs take a responder resource each, which the
+ * Those, READs and atomics take a responder resource each, which the
  * requester counts against max_rd_atomic until they are answered.
  */
 static bool shca_req_rd_atomic_op(u8 opcode)
 {
-	return shca_req_responded_op(opcode) || opcode == SHCA_WR_ATOMIC_WRITE;
+	return shca_req_responded_op(opcode) || shca_req_placement_op(opcode);
 }
 
 /* The PSN after @ws's last. */
@@ -194,9 +204,11 @@ static int shca_req_data(struct shca_qp *qp, struct shca_wire_slot *ws,
 		.dqpn = msg->dest_qpn,
 		.va = msg->remote.addr,
 		.rkey = msg->remote.lkey,
-		.dma_len = msg->len,
+		.dma_len = msg->remote.length,
 		.imm = be32_to_cpu((__force __be32)msg->ex),
 		.inv_rkey = msg->ex,
+		.plt = msg->plt,
+		.sel = msg->sel,
 	};
 	u32 from = i;
 	enum shca_pos pos;
@@ -786,8 +798,8 @@ static bool shca_req_read_resp(struct shca_qp *qp, struct sk_buff *skb,
 	struct shca_read_cb *cb;
 	bool last;
 
-	/* An ATOMIC WRITE's: an ACK with no data. */
-	if (ws && ws->wr_opcode == SHCA_WR_ATOMIC_WRITE) {
+	/* An ATOMIC WRITE's or a FLUSH's: an ACK with no data. */
+	if (ws && shca_req_placement_op(ws->wr_opcode)) {
 		if (pos == SHCA_POS_ONLY && !pkt->paylen)
 			shca_req_aeth(qp, pkt);
 		return false;

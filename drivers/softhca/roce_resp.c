@@ -97,6 +97,8 @@ static u8 shca_rr_wr_opcode(u8 opcode)
 		return IB_WR_ATOMIC_FETCH_AND_ADD;
 	case SHCA_OP_ATOMIC_WRITE:
 		return SHCA_WR_ATOMIC_WRITE;
+	case SHCA_OP_FLUSH:
+		return SHCA_WR_FLUSH;
 	default:
 		return IB_WR_SEND;
 	}
@@ -128,6 +130,8 @@ static void shca_rr_msg(struct shca_qp *qp, const struct shca_pkt *pkt,
 		.compare_add = op == IB_WR_ATOMIC_CMP_AND_SWP ? pkt->compare :
 			       pkt->swap_add,
 		.swap = pkt->swap_add,
+		.plt = pkt->plt,
+		.sel = pkt->sel,
 		.src_qpn = READ_ONCE(qp->attr.dest_qp_num),
 		.dest_qpn = qp->ibqp.qp_num,
 		.av = &qp->av,
@@ -432,12 +436,13 @@ bool shca_roce_resp_read(struct shca_qp *qp, u32 *budget)
 
 /*
  * An atomic's answer, its original value in an ATOMIC ACKNOWLEDGE; an
- * ATOMIC WRITE's, a READ response with no data (as rdma_rxe answers it).
+ * ATOMIC WRITE's or a FLUSH's, a READ response with no data (IBA 1.5, as
+ * rdma_rxe answers them too).
  */
 static void shca_rr_atomic_ack(struct shca_qp *qp,
 			       const struct shca_wire_res *res)
 {
-	bool write = res->kind == SHCA_WIRE_RES_ATOMIC_WRITE;
+	bool write = res->kind != SHCA_WIRE_RES_ATOMIC;
 	struct shca_pkt pkt = {
 		.opcode = write ? SHCA_OPCODE(RC, RDMA_READ_RESPONSE_ONLY) :
 				  SHCA_OPCODE(RC, ATOMIC_ACKNOWLEDGE),
@@ -454,10 +459,23 @@ static void shca_rr_atomic_ack(struct shca_qp *qp,
 	shca_roce_xmit(qp, &qp->av, &pkt, NULL);
 }
 
+/* The responder resource an atomic, ATOMIC WRITE or FLUSH takes. */
+static u8 shca_rr_res_kind(u8 wr_opcode)
+{
+	switch (wr_opcode) {
+	case SHCA_WR_ATOMIC_WRITE:
+		return SHCA_WIRE_RES_ATOMIC_WRITE;
+	case SHCA_WR_FLUSH:
+		return SHCA_WIRE_RES_FLUSH;
+	default:
+		return SHCA_WIRE_RES_ATOMIC;
+	}
+}
+
 /*
- * An atomic or an ATOMIC WRITE (its 8 bytes whole), executed, takes a
- * responder resource (as rdma_rxe's ATOMIC WRITE does too), so that a
- * duplicate is answered, never executed again.
+ * An atomic, an ATOMIC WRITE (its 8 bytes whole) or a FLUSH, executed,
+ * takes a responder resource (as rdma_rxe's ATOMIC WRITE and FLUSH do
+ * too), so that a duplicate is answered, never executed again.
  */
 static enum shca_rr shca_rr_atomic(struct shca_qp *qp,
 				   const struct shca_pkt *pkt,
@@ -470,9 +488,7 @@ static enum shca_rr shca_rr_atomic(struct shca_qp *qp,
 		return SHCA_RR_DROP;
 	if (msg->status != IB_WC_SUCCESS)
 		return SHCA_RR_ERROR;
-	res = shca_rr_res_take(qp, msg->opcode == SHCA_WR_ATOMIC_WRITE ?
-				   SHCA_WIRE_RES_ATOMIC_WRITE :
-				   SHCA_WIRE_RES_ATOMIC, pkt->psn, 1);
+	res = shca_rr_res_take(qp, shca_rr_res_kind(msg->opcode), pkt->psn, 1);
 	res->orig = msg->atomic_orig;
 	/* What is owed first; then the MSN counts the atomic, as it answers. */
 	shca_roce_resp_ack(qp);
@@ -494,10 +510,9 @@ static void shca_rr_duplicate(struct shca_qp *qp, const struct shca_pkt *pkt)
 		return;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		kind = SHCA_WIRE_RES_ATOMIC;
-		break;
 	case SHCA_WR_ATOMIC_WRITE:
-		kind = SHCA_WIRE_RES_ATOMIC_WRITE;
+	case SHCA_WR_FLUSH:
+		kind = shca_rr_res_kind(shca_rr_wr_opcode(pkt->opcode));
 		break;
 	default:
 		qp->roce->resp.ack_due = true;
@@ -547,6 +562,7 @@ static enum shca_rr shca_rr_execute(struct shca_qp *qp,
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 	case SHCA_WR_ATOMIC_WRITE:
+	case SHCA_WR_FLUSH:
 		return shca_rr_atomic(qp, pkt, msg);
 	}
 	return shca_rr_segment(qp, pkt, pos, msg);

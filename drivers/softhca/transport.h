@@ -48,6 +48,8 @@ enum shca_tx {
  * @remote: address, rkey (as lkey) and length of a WRITE, READ or atomic
  * @compare_add: atomic operand
  * @swap: atomic operand
+ * @plt: a FLUSH's placement type (SHCA_FLUSH_GLOBAL, _PERSISTENT)
+ * @sel: a FLUSH's selectivity level (SHCA_FLUSH_RANGE, _MR)
  * @src_qpn: the requester's QPN
  * @dest_qpn: the responder's QPN
  * @psn: RC and UC: the requester's PSN for the message's first packet
@@ -71,6 +73,8 @@ struct shca_msg {
 	struct softhca_sge remote;
 	u64 compare_add;
 	u64 swap;
+	u8 plt;
+	u8 sel;
 	u32 src_qpn;
 	u32 dest_qpn;
 	u32 psn;

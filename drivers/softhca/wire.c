@@ -21,6 +21,7 @@
 #define SHCA_HDRS_LEN(h)						\
 	(sizeof(struct shca_bth) +					\
 	 ((h) & SHCA_HDR_DETH ? sizeof(struct shca_deth) : 0) +		\
+	 ((h) & SHCA_HDR_FETH ? sizeof(struct shca_feth) : 0) +		\
 	 ((h) & SHCA_HDR_RETH ? sizeof(struct shca_reth) : 0) +		\
 	 ((h) & SHCA_HDR_ATMETH ? sizeof(struct shca_atmeth) : 0) +	\
 	 ((h) & SHCA_HDR_AETH ? sizeof(struct shca_aeth) : 0) +		\
@@ -67,7 +68,11 @@ static const struct shca_opcode_info shca_opcodes[256] = {
 	SHCA_OPI(RC, FETCH_ADD, SHCA_HDR_ATMETH, false, ONLY),
 	SHCA_OPI(RC, SEND_LAST_WITH_INVALIDATE, SHCA_HDR_IETH, true, LAST),
 	SHCA_OPI(RC, SEND_ONLY_WITH_INVALIDATE, SHCA_HDR_IETH, true, ONLY),
-	/* IBA 1.5: 8 bytes stored whole; answered by an empty READ response. */
+	/*
+	 * IBA 1.5, each answered by an empty READ response: FLUSH makes what
+	 * was placed visible; ATOMIC WRITE stores 8 bytes whole.
+	 */
+	SHCA_OPI(RC, FLUSH, SHCA_HDR_FETH | SHCA_HDR_RETH, false, ONLY),
 	SHCA_OPI(RC, ATOMIC_WRITE, SHCA_HDR_RETH, true, ONLY),
 
 	SHCA_OPI(UC, SEND_FIRST, 0, true, FIRST),
@@ -163,6 +168,7 @@ static unsigned int shca_ext_get(struct shca_pkt *pkt, enum shca_hdr hdr,
 				 const void *p)
 {
 	const struct shca_deth *deth = p;
+	const struct shca_feth *feth = p;
 	const struct shca_reth *reth = p;
 	const struct shca_atmeth *atm = p;
 	const struct shca_aeth *aeth = p;
@@ -175,6 +181,10 @@ static unsigned int shca_ext_get(struct shca_pkt *pkt, enum shca_hdr hdr,
 		pkt->qkey = be32_to_cpu(deth->qkey);
 		pkt->sqpn = FIELD_GET(SHCA_DETH_SQPN, be32_to_cpu(deth->sqpn));
 		return sizeof(*deth);
+	case SHCA_HDR_FETH:
+		pkt->plt = FIELD_GET(SHCA_FETH_PLT, be32_to_cpu(feth->bits));
+		pkt->sel = FIELD_GET(SHCA_FETH_SEL, be32_to_cpu(feth->bits));
+		return sizeof(*feth);
 	case SHCA_HDR_RETH:
 		pkt->va = be64_to_cpu(reth->va);
 		pkt->rkey = be32_to_cpu(reth->rkey);
@@ -305,6 +315,7 @@ static unsigned int shca_ext_put(const struct shca_pkt *pkt,
 				 enum shca_hdr hdr, void *p)
 {
 	struct shca_deth *deth = p;
+	struct shca_feth *feth = p;
 	struct shca_reth *reth = p;
 	struct shca_atmeth *atm = p;
 	struct shca_aeth *aeth = p;
@@ -317,6 +328,10 @@ static unsigned int shca_ext_put(const struct shca_pkt *pkt,
 		deth->qkey = cpu_to_be32(pkt->qkey);
 		deth->sqpn = cpu_to_be32(FIELD_PREP(SHCA_DETH_SQPN, pkt->sqpn));
 		return sizeof(*deth);
+	case SHCA_HDR_FETH:
+		feth->bits = cpu_to_be32(FIELD_PREP(SHCA_FETH_PLT, pkt->plt) |
+					 FIELD_PREP(SHCA_FETH_SEL, pkt->sel));
+		return sizeof(*feth);
 	case SHCA_HDR_RETH:
 		reth->va = cpu_to_be64(pkt->va);
 		reth->rkey = cpu_to_be32(pkt->rkey);

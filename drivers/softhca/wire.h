@@ -106,6 +106,25 @@ struct shca_ieth {
 	__be32 rkey;
 } __packed;
 
+/*
+ * FLUSH extended transport header (IBA 1.5): the placement type (global
+ * visibility, persistence) and the selectivity level (the RETH's range,
+ * or the whole MR of its rkey).
+ */
+struct shca_feth {
+	__be32 bits;
+} __packed;
+
+#define SHCA_FETH_PLT		GENMASK(3, 0)
+#define SHCA_FETH_SEL		GENMASK(5, 4)
+
+/* FETH placement types, bits of SHCA_FETH_PLT. */
+#define SHCA_FLUSH_GLOBAL	BIT(0)
+#define SHCA_FLUSH_PERSISTENT	BIT(1)
+/* FETH selectivity levels. */
+#define SHCA_FLUSH_RANGE	0
+#define SHCA_FLUSH_MR		1
+
 /* Datagram extended transport header (UD). */
 struct shca_deth {
 	__be32 qkey;
@@ -122,6 +141,7 @@ static_assert(sizeof(struct shca_atmack) == 8);
 static_assert(sizeof(struct shca_immdt) == 4);
 static_assert(sizeof(struct shca_ieth) == 4);
 static_assert(sizeof(struct shca_deth) == 8);
+static_assert(sizeof(struct shca_feth) == 4);
 
 /*
  * The extension headers, in the order they follow the BTH on the wire
@@ -129,12 +149,13 @@ static_assert(sizeof(struct shca_deth) == 8);
  */
 enum shca_hdr {
 	SHCA_HDR_DETH = BIT(0),
-	SHCA_HDR_RETH = BIT(1),
-	SHCA_HDR_ATMETH = BIT(2),
-	SHCA_HDR_AETH = BIT(3),
-	SHCA_HDR_ATMACK = BIT(4),
-	SHCA_HDR_IMMDT = BIT(5),
-	SHCA_HDR_IETH = BIT(6),
+	SHCA_HDR_FETH = BIT(1),
+	SHCA_HDR_RETH = BIT(2),
+	SHCA_HDR_ATMETH = BIT(3),
+	SHCA_HDR_AETH = BIT(4),
+	SHCA_HDR_ATMACK = BIT(5),
+	SHCA_HDR_IMMDT = BIT(6),
+	SHCA_HDR_IETH = BIT(7),
 	SHCA_HDR_LAST = SHCA_HDR_IETH,
 };
 
@@ -175,6 +196,7 @@ enum shca_op {
 	SHCA_OP_FETCH_ADD = 0x14,
 	SHCA_OP_SEND_LAST_WITH_INVALIDATE = 0x16,
 	SHCA_OP_SEND_ONLY_WITH_INVALIDATE = 0x17,
+	SHCA_OP_FLUSH = 0x1c,
 	SHCA_OP_ATOMIC_WRITE = 0x1d,
 };
 
@@ -263,6 +285,8 @@ extern const char *const shca_drop_names[SHCA_DROP_MAX];
  * @orig: AtomicAckETH original remote data
  * @imm: ImmDt, as the 32-bit number the wire carries
  * @inv_rkey: IETH remote key to invalidate
+ * @plt: FETH placement type (SHCA_FLUSH_GLOBAL, _PERSISTENT)
+ * @sel: FETH selectivity level (SHCA_FLUSH_RANGE, _MR)
  * @qkey: DETH queue key
  * @sqpn: DETH source QP number (24 bits)
  * @hdr_len: bytes of BTH and extension headers, the payload's offset
@@ -292,6 +316,8 @@ struct shca_pkt {
 	u64 orig;
 	u32 imm;
 	u32 inv_rkey;
+	u8 plt;
+	u8 sel;
 	u32 qkey;
 	u32 sqpn;
 	u16 hdr_len;

@@ -40,6 +40,7 @@ static const struct {
 	[IB_WR_RDMA_READ] = { IB_WC_RDMA_READ, BIT(IB_QPT_RC) },
 	[IB_WR_ATOMIC_CMP_AND_SWP] = { IB_WC_COMP_SWAP, BIT(IB_QPT_RC) },
 	[IB_WR_ATOMIC_FETCH_AND_ADD] = { IB_WC_FETCH_ADD, BIT(IB_QPT_RC) },
+	[SHCA_WR_FLUSH] = { SHCA_WC_FLUSH, BIT(IB_QPT_RC) },
 	[SHCA_WR_ATOMIC_WRITE] = { SHCA_WC_ATOMIC_WRITE, BIT(IB_QPT_RC) },
 	[IB_WR_LOCAL_INV] = { IB_WC_LOCAL_INV, SHCA_QPT_CONNECTED },
 	[IB_WR_BIND_MW] = { IB_WC_BIND_MW, SHCA_QPT_CONNECTED },
@@ -48,14 +49,16 @@ static const struct {
 };
 
 /*
- * May @qp post @opcode?  REG_MR is for kernel consumers only, BIND_MW for
- * user space only (kernel verbs have no memory windows).
+ * May @qp post @opcode?  REG_MR is for kernel consumers only, BIND_MW and
+ * FLUSH for user space only (kernel verbs have no memory windows, and no
+ * work request that carries a FLUSH's placement, level and length).
  */
 bool shca_send_op_ok(const struct shca_qp *qp, unsigned int opcode)
 {
 	if (opcode == IB_WR_REG_MR && qp->ibqp.uobject)
 		return false;
-	if (opcode == IB_WR_BIND_MW && !qp->ibqp.uobject)
+	if ((opcode == IB_WR_BIND_MW || opcode == SHCA_WR_FLUSH) &&
+	    !qp->ibqp.uobject)
 		return false;
 	return opcode < ARRAY_SIZE(shca_send_ops) &&
 	       shca_send_ops[opcode].qp_types & BIT(qp->ibqp.qp_type);

@@ -411,6 +411,46 @@ out:
 		ibv_destroy_qp(rc);
 }
 
+/* advise_mr: ODP MRs' ranges only, and the advice ib_uverbs passes on. */
+static void advise_cases(struct ibv_pd *pd)
+{
+	size_t len = 4 * 4096;
+	void *buf = aligned_alloc(4096, len);
+	struct ibv_mr *odp, *pinned;
+	struct ibv_sge sge;
+
+	odp = buf ? ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
+			       IBV_ACCESS_ON_DEMAND) : NULL;
+	pinned = odp ? ibv_reg_mr(pd, buf, len, 0) : NULL;
+	expect("reg_mr: on-demand paging, and pinned over the same pages",
+	       pinned ? 0 : errno, 0);
+	if (!pinned)
+		goto out;
+	sge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = len,
+				.lkey = odp->lkey };
+	expect("advise_mr: prefetch for writing",
+	       ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+			     IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1), 0);
+	sge.length = len + 1;
+	expect("advise_mr: a range past the MR's end",
+	       ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &sge, 1),
+	       EINVAL);
+	sge.length = len;
+	sge.lkey = odp->lkey ^ 0xff;
+	expect("advise_mr: a stale key",
+	       ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &sge, 1),
+	       EINVAL);
+	sge.lkey = pinned->lkey;
+	expect("advise_mr: a pinned MR",
+	       ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &sge, 1),
+	       EINVAL);
+	ibv_dereg_mr(pinned);
+out:
+	if (odp)
+		ibv_dereg_mr(odp);
+	free(buf);
+}
+
 static void mmap_cases(struct ibv_context *ctx)
 {
 	void *p;
@@ -506,6 +546,7 @@ int main(int argc, char **argv)
 	ah_mr_cases(pd);
 	mw_cases(pd);
 	mcast_cases(pd, cq);
+	advise_cases(pd);
 	mmap_cases(ctx);
 	ucontext_case(ctx->device);
 	still_works(pd, cq);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * peer-verbs [--no-atomic-write] [--rxe NAME] DEVICE GID_INDEX PEER
- * PEER_GID_INDEX:
+ * peer-verbs [--flush] [--no-atomic-write] [--rxe NAME] DEVICE GID_INDEX
+ * PEER PEER_GID_INDEX:
  * verbs between two devices, over the wire that joins them, each device
  * in turn the requester and the other the responder: RC QPs, one on each
  * device, connected to each other, in one process.  With softhca on one
@@ -18,6 +18,12 @@
  *   window (ibv_wr_bind_mw) takes a WRITE, then the requester's
  *   SEND_WITH_INV of its rkey invalidates it (the responder's receive
  *   completion says so), and a WRITE through that rkey is refused.
+ * - FLUSH (--flush, kernels from 6.2 on), softhca the requester:
+ *   rdma-core 44 has no verb to post one, so it goes through softhca's
+ *   rings from a bare QP (raw.h) to a QP of the peer allowing it, onto an
+ *   MR allowing it: a WRITE, then a FLUSH of its range with global
+ *   visibility, complete, and the bytes are there; a persistent FLUSH is
+ *   refused (remote access error: neither side has persistent memory).
  * A refusal ends a pair of QPs: the next check takes a fresh one.
  * rdma_rxe (--rxe names its device) as the responder has two faults
  * these checks show, reported as
@@ -30,7 +36,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "rdma-core-private.h"
+#include "raw.h"
 #include "tap.h"
 
 #define BUF	8192
@@ -398,6 +407,156 @@ static void window_type2(struct side *req, struct side *resp)
 	    NULL);
 }
 
+/* ib_user_ioctl_verbs.h's and ib_user_verbs.h's, since 6.2. */
+#define ACCESS_FLUSH_GLOBAL	(1 << 8)
+#define ACCESS_FLUSH_PERSISTENT	(1 << 9)
+#define WR_FLUSH		14
+#define FLUSH_GLOBAL		1
+#define FLUSH_PERSISTENT	2
+
+/* A requester QP of softhca's own, bypassing the provider (raw.h). */
+struct raw_req {
+	struct ibv_cq cq;
+	struct ring cqr;
+	struct ibv_qp qp;
+	struct ring sq, rq;
+	int seen[4];
+};
+
+static void raw_req_down(struct raw_req *r)
+{
+	if (r->qp.context)
+		ibv_cmd_destroy_qp(&r->qp);
+	ring_unmap(&r->sq);
+	ring_unmap(&r->rq);
+	if (r->cq.context)
+		ibv_cmd_destroy_cq(&r->cq);
+	ring_unmap(&r->cqr);
+	memset(r, 0, sizeof(*r));
+}
+
+/* @r on @req, connected to a fresh QP of @resp allowing FLUSH. */
+static int raw_req_up(struct raw_req *r, struct side *req,
+		      struct side *resp)
+{
+	struct ibv_qp_init_attr attr = {
+		.send_cq = &r->cq, .recv_cq = &r->cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = {
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   ACCESS_FLUSH_GLOBAL |
+				   ACCESS_FLUSH_PERSISTENT,
+	};
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	memset(r->seen, 0xff, sizeof(r->seen));
+	pair_down(req, resp);
+	resp->qp = qp_new(resp);
+	if (!resp->qp)
+		return errno;
+	err = raw_cq_create(req->ctx, 8, &r->cq, &r->cqr);
+	err = err ?: raw_qp_create(req->pd, &attr, &r->qp, &r->sq, &r->rq);
+	err = err ?: raw_qp_connect_to(&r->qp, raw_qp_modify,
+				       resp->qp->qp_num, req->gid_index,
+				       &resp->gid);
+	if (!err && tap_rc_connect(resp->qp, r->qp.qp_num, &req->gid,
+				   resp->gid_index))
+		err = errno;
+	if (!err && ibv_modify_qp(resp->qp, &a, IBV_QP_ACCESS_FLAGS))
+		err = errno;
+	if (err)
+		raw_req_down(r);
+	return err;
+}
+
+/* Posts WQE @wr_id, written at the producer index, and waits for it. */
+static int raw_req_run(struct raw_req *r, uint64_t wr_id)
+{
+	int tries;
+
+	r->seen[wr_id] = -1;
+	ring_publish(&r->sq, 1);
+	raw_doorbell(&r->qp);
+	for (tries = 0; tries < 10000 && r->seen[wr_id] < 0; tries++) {
+		cq_ring_poll(&r->cqr, r->seen, 4);
+		if (r->seen[wr_id] < 0)
+			usleep(1000);
+	}
+	return r->seen[wr_id];
+}
+
+static struct softhca_send_wqe *raw_req_wqe(struct raw_req *r,
+					    uint64_t wr_id, uint8_t opcode)
+{
+	struct softhca_send_wqe *w = ring_slot(&r->sq, r->sq.index);
+
+	*w = (struct softhca_send_wqe){
+		.wr_id = wr_id, .opcode = opcode,
+		.flags = SOFTHCA_WQE_SIGNALED,
+	};
+	return w;
+}
+
+static const char *status_str(int st)
+{
+	return st < 0 ? "no completion" : ibv_wc_status_str(st);
+}
+
+/* @type's FLUSH of the @len bytes at @off of @resp's flushable MR. */
+static int raw_flush(struct raw_req *r, struct side *resp,
+		     struct ibv_mr *fmr, uint8_t type)
+{
+	struct softhca_send_wqe *w = raw_req_wqe(r, 2, WR_FLUSH);
+
+	w->flush.remote_addr = (uintptr_t)resp->buf + SRC;
+	w->flush.rkey = fmr->rkey;
+	w->flush.length = 64;
+	w->flush.type = type;
+	return raw_req_run(r, 2);
+}
+
+static void flush_checks(struct side *req, struct side *resp)
+{
+	struct softhca_send_wqe *w;
+	struct softhca_sge *sge;
+	struct raw_req r;
+	struct ibv_mr *fmr;
+	int err, st;
+
+	fmr = ibv_reg_mr(resp->pd, resp->buf, WIN, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE | ACCESS_FLUSH_GLOBAL);
+	err = fmr ? raw_req_up(&r, req, resp) : errno;
+	tap(!err, named(req, resp, "an MR and a QP allowing FLUSH"),
+	    err ? strerror(err) : NULL);
+	if (err)
+		goto out;
+	fill(req->buf + SRC, 64, 61);
+	memset(resp->buf + SRC, 0, 64);
+	w = raw_req_wqe(&r, 1, IBV_WR_RDMA_WRITE);
+	w->num_sge = 1;
+	w->rdma.remote_addr = (uintptr_t)resp->buf + SRC;
+	w->rdma.rkey = fmr->rkey;
+	sge = (struct softhca_sge *)(w + 1);
+	*sge = (struct softhca_sge){ .addr = (uintptr_t)req->buf + SRC,
+				     .length = 64, .lkey = req->mr->lkey };
+	st = raw_req_run(&r, 1);
+	tap(st == IBV_WC_SUCCESS, named(req, resp, "a WRITE"), status_str(st));
+	st = raw_flush(&r, resp, fmr, FLUSH_GLOBAL);
+	tap(st == IBV_WC_SUCCESS && !memcmp(resp->buf + SRC, req->buf + SRC, 64),
+	    named(req, resp, "a FLUSH of its range, global visibility: the bytes are there"),
+	    status_str(st));
+	st = raw_flush(&r, resp, fmr, FLUSH_PERSISTENT);
+	tap(st == IBV_WC_REM_ACCESS_ERR,
+	    named(req, resp, "a persistent FLUSH is refused"), status_str(st));
+	raw_req_down(&r);
+out:
+	if (fmr)
+		ibv_dereg_mr(fmr);
+}
+
 static void side_close(struct side *s)
 {
 	if (s->wmr)
@@ -417,11 +576,13 @@ int main(int argc, char **argv)
 {
 	struct side sides[2] = {}, *req, *resp;
 	const char *rxe = NULL;
-	int aw = 1, i, up;
+	int aw = 1, flush = 0, i, up;
 	struct ibv_device **list;
 
 	for (; argc > 5 && !strncmp(argv[1], "--", 2); argc--, argv++) {
-		if (!strcmp(argv[1], "--no-atomic-write")) {
+		if (!strcmp(argv[1], "--flush")) {
+			flush = 1;
+		} else if (!strcmp(argv[1], "--no-atomic-write")) {
 			aw = 0;
 			send_ops = OPS;
 		} else if (!strcmp(argv[1], "--rxe")) {
@@ -433,7 +594,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s [--no-atomic-write] [--rxe NAME] DEVICE GID_INDEX PEER PEER_GID_INDEX\n",
+		fprintf(stderr, "usage: %s [--flush] [--no-atomic-write] [--rxe NAME] DEVICE GID_INDEX PEER PEER_GID_INDEX\n",
 			argv[0]);
 		return 2;
 	}
@@ -454,6 +615,8 @@ int main(int argc, char **argv)
 		}
 		window_type1(req, resp);
 		window_type2(req, resp);
+		if (flush && !req->rxe)
+			flush_checks(req, resp);
 	}
 	pair_down(&sides[0], &sides[1]);
 	side_close(&sides[0]);

@@ -126,6 +126,18 @@ int raw_qp_modify(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 int raw_qp_connect(struct ibv_qp *qp, qp_modify_fn modify, uint32_t dest_qpn,
 		   int gid_index)
 {
+	union ibv_gid gid;
+	int err;
+
+	err = ibv_query_gid(qp->context, 1, gid_index, &gid);
+	return err ?: raw_qp_connect_to(qp, modify, dest_qpn, gid_index, &gid);
+}
+
+/* The same towards @dest_qpn at @dgid, from GID @gid_index. */
+int raw_qp_connect_to(struct ibv_qp *qp, qp_modify_fn modify,
+		      uint32_t dest_qpn, int gid_index,
+		      const union ibv_gid *dgid)
+{
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
@@ -143,11 +155,11 @@ int raw_qp_connect(struct ibv_qp *qp, qp_modify_fn modify, uint32_t dest_qpn,
 		.dest_qp_num = dest_qpn, .max_dest_rd_atomic = 1,
 		.min_rnr_timer = 1,
 		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .sgid_index = gid_index,
+			     .grh = { .dgid = *dgid,
+				      .sgid_index = gid_index,
 				      .hop_limit = 64 } },
 	};
-	err = ibv_query_gid(qp->context, 1, gid_index, &attr.ah_attr.grh.dgid);
-	err = err ?: modify(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+	err = modify(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
 			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			    (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
 			     IBV_QP_MIN_RNR_TIMER : 0));

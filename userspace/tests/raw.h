@@ -43,6 +43,9 @@ typedef int (*qp_modify_fn)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			    int mask);
 int raw_qp_connect(struct ibv_qp *qp, qp_modify_fn modify, uint32_t dest_qpn,
 		   int gid_index);
+int raw_qp_connect_to(struct ibv_qp *qp, qp_modify_fn modify,
+		      uint32_t dest_qpn, int gid_index,
+		      const union ibv_gid *dgid);
 int raw_qp_state(struct ibv_qp *qp);
 int raw_doorbell(struct ibv_qp *qp);
 

@@ -147,6 +147,22 @@ struct softhca_send_wqe {
 			__u8 data[8];
 		} atomic_write;
 		struct {
+			/*
+			 * IB_UVERBS_WR_FLUSH (RC), with no SGE and no
+			 * inline data: what earlier requests placed in
+			 * length bytes at remote_addr (level
+			 * IB_UVERBS_FLUSH_RANGE), or in the whole MR of
+			 * rkey (IB_UVERBS_FLUSH_MR), made visible as type
+			 * says (IB_UVERBS_FLUSH_GLOBAL, _PERSISTENT).
+			 */
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 length;
+			__u8 type;
+			__u8 level;
+			__u8 reserved[6];
+		} flush;
+		struct {
 			__u32 ah;	/* AH number from create_ah */
 			__u32 remote_qpn;
 			__u32 remote_qkey;
