@@ -209,6 +209,13 @@ static int shca_qp_destroy_cmd(struct shca_cmd *cmd)
 	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
 
 	shca_mcast_qp_leave(qp);
+	/*
+	 * What was posted before the verb is executed first, as a hardware
+	 * queue would have taken it by now: a sender that destroys its QP
+	 * right after posting (rdma-core's mckey) still sends.  One run of
+	 * the engine: nothing here waits for a peer's answer.
+	 */
+	flush_work(&qp->work);
 	xa_erase_irq(&dev->qps, qp->ibqp.qp_num);
 	shca_qp_put(qp);
 	wait_for_completion(&qp->released);

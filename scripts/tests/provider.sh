@@ -285,10 +285,11 @@ pyverbs() {
 mckey_loop() {
 	local log rc pid group=239.1.1.2
 	log=$(mktemp) || return 1
-	timeout 60 mckey -m "$group" -b "$1" -C 5 -S 1024 >"$log.server" 2>&1 &
+	timeout 60 stdbuf -oL mckey -m "$group" -b "$1" -C 5 -S 1024 \
+		>"$log.server" 2>&1 &
 	pid=$!
 	if wait_for 20 eval "ip maddr show | grep -qw $group"; then
-		timeout 60 mckey -m "$group" -b "$1" -C 50 -S 1024 -s \
+		timeout 60 stdbuf -oL mckey -m "$group" -b "$1" -C 50 -S 1024 -s \
 			>"$log.client" 2>&1
 		rc=$?
 	else
@@ -299,6 +300,7 @@ mckey_loop() {
 	sed "s/^/mckey receiver: /" "$log.server"
 	sed "s/^/mckey sender: /" "$log.client"
 	grep -q "data transfers complete" "$log.server" || rc=1
+	[ "$rc" = 0 ] || rdma statistic show link softhca0/1 | sed "s/^/mckey: /"
 	rm -f "$log" "$log.server" "$log.client"
 	return $rc
 }
