@@ -5,7 +5,8 @@
  * the destination back: multi-SGE and unaligned lists, zero-length and
  * inline sends, immediates and invalidations delivered, atomics correct
  * while other CPUs update the same word, UD with its GRH, ib_mad's GSI
- * QP answering, UC, SRQs, and QPs on two devices of the host.
+ * QP answering, UC, SRQs, and QPs on two devices of the host.  UD sends
+ * posted before their AH or their QP is destroyed leave all the same.
  */
 
 #include <linux/kthread.h>
@@ -630,6 +631,97 @@ static void shca_data_ud(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_LOC_LEN_ERR);
 }
 
+#define SHCA_DATA_SENDS 100	/* more than a run of the engine takes */
+#define SHCA_DATA_UD_LEN 256
+
+/* Unsignaled UD sends from QP 0 to QP 1, each its own bytes (ctx). */
+static void shca_data_ud_sends(struct shca_dp *dp)
+{
+	u8 *src = dp->ctx;
+	struct ib_sge sge;
+	struct ib_ud_wr wr = {
+		.wr = { .opcode = IB_WR_SEND, .num_sge = 1, .sg_list = &sge },
+		.ah = dp->ah[0],
+		.remote_qpn = dp->qp[1]->qp_num,
+		.remote_qkey = 0x1234,
+	};
+	int i;
+
+	for (i = 0; i < SHCA_DATA_SENDS; i++) {
+		sge = shca_dp_sge(dp, src + i * SHCA_DATA_UD_LEN,
+				  SHCA_DATA_UD_LEN);
+		wr.wr.wr_id = i;
+		KUNIT_EXPECT_EQ(dp->test, shca_dp_post_send(dp, 0, &wr.wr), 0);
+	}
+}
+
+static void shca_data_destroy_ah(struct shca_dp *dp)
+{
+	rdma_destroy_ah(dp->ah[0], RDMA_DESTROY_AH_SLEEPABLE);
+	dp->ah[0] = NULL;
+}
+
+static void shca_data_destroy_qp(struct shca_dp *dp)
+{
+	KUNIT_EXPECT_EQ(dp->test, ib_destroy_qp(dp->qp[0]), 0);
+	dp->qp[0] = NULL;
+}
+
+/*
+ * @verb, called right after the sends while the sender's engine is busy
+ * (shca_dp_engine_held()), lets every one of them leave first: a
+ * hardware queue would have fetched them by the time the verb comes
+ * (rdma-core's mckey destroys its AH, then its QP, right after posting).
+ */
+static void shca_data_ud_verb_after(struct kunit *test,
+				    void (*verb)(struct shca_dp *dp))
+{
+	const size_t len = SHCA_DATA_SENDS * SHCA_DATA_UD_LEN;
+	const u32 rlen = 40 + SHCA_DATA_UD_LEN;
+	struct shca_dp_opts o = shca_dp_rc;
+	struct shca_dp *dp = test->priv;
+	u8 *src = shca_data_buf(test, len);
+	u8 *dst = shca_data_buf(test, SHCA_DATA_SENDS * rlen);
+	struct ib_wc wc;
+	int i;
+
+	o.type = IB_QPT_UD;
+	o.depth = 2 * SHCA_DATA_SENDS;
+	shca_dp_setup(test, &shca_data_fx, dp, &o);
+	dp->ctx = src;
+	for (i = 0; i < SHCA_DATA_SENDS; i++) {
+		shca_dp_fill(src + i * SHCA_DATA_UD_LEN, SHCA_DATA_UD_LEN, i);
+		KUNIT_ASSERT_EQ(test, shca_dp_post_recv(dp, 1, i, dst + i * rlen,
+							rlen), 0);
+	}
+	/* The verb waits for the engine: its sends are taken first. */
+	KUNIT_EXPECT_FALSE(test, shca_dp_engine_held(dp, 0, shca_data_ud_sends,
+						     verb, HZ / 2));
+	for (i = 0; i < SHCA_DATA_SENDS; i++) {
+		KUNIT_ASSERT_TRUE(test, shca_dp_poll(dp, 1, &wc));
+		KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+		KUNIT_EXPECT_EQ(test, wc.wr_id, i);
+		KUNIT_EXPECT_EQ(test, wc.byte_len, rlen);
+		KUNIT_EXPECT_EQ(test, memcmp(dst + i * rlen + 40,
+					     src + i * SHCA_DATA_UD_LEN,
+					     SHCA_DATA_UD_LEN), 0);
+	}
+	/* Unsignaled and successful: the sender's CQ has nothing. */
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(dp, 0));
+}
+
+/* destroy_ah: the sends naming the AH leave before it goes. */
+static void shca_data_ud_destroy_ah(struct kunit *test)
+{
+	shca_data_ud_verb_after(test, shca_data_destroy_ah);
+}
+
+/* destroy_qp: the QP's sends leave before it goes, all of them. */
+static void shca_data_ud_destroy_qp(struct kunit *test)
+{
+	shca_data_ud_verb_after(test, shca_data_destroy_qp);
+}
+
 /*
  * ib_mad's GSI QP (QPN 1) takes a MAD through the data path and its
  * answer comes back: an unmatched Get is answered with a GetResp whose
@@ -814,6 +906,8 @@ static struct kunit_case shca_data_cases[] = {
 	KUNIT_CASE(shca_data_slot_reuse),
 	KUNIT_CASE(shca_data_write_large),
 	KUNIT_CASE(shca_data_ud),
+	KUNIT_CASE(shca_data_ud_destroy_ah),
+	KUNIT_CASE(shca_data_ud_destroy_qp),
 	KUNIT_CASE(shca_data_gsi),
 	KUNIT_CASE(shca_data_uc),
 	KUNIT_CASE(shca_data_srq),

@@ -11,6 +11,7 @@
 
 #include "dev.h"
 #include "dp.h"
+#include "qp.h"
 
 /* Completions come from the engine's and notifier's work: TCG is slow. */
 #define SHCA_DP_TIMEOUT (20 * HZ)
@@ -318,4 +319,55 @@ struct ib_mr *shca_dp_frwr(struct shca_dp *dp, int i, void *buf, u32 len,
 	KUNIT_EXPECT_EQ(dp->test, wc.opcode, IB_WC_REG_MR);
 	KUNIT_EXPECT_EQ(dp->test, wc.wr_id, 0xfeed);
 	return mr;
+}
+
+struct shca_dp_held {
+	struct work_struct work;
+	struct shca_dp *dp;
+	void (*verb)(struct shca_dp *dp);
+	struct completion done;
+};
+
+static void shca_dp_held_verb(struct work_struct *work)
+{
+	struct shca_dp_held *h = container_of(work, struct shca_dp_held, work);
+
+	h->verb(h->dp);
+	complete(&h->done);
+}
+
+/**
+ * shca_dp_engine_held() - a verb called while a QP's engine is busy
+ * @dp: the bench
+ * @i: the QP whose engine is held
+ * @post: posts, with the engine held, what @verb must not lose
+ * @verb: the verb, called in a worker once @post returned
+ * @wait: how long the engine stays held unless @verb returns first
+ *
+ * The engine is held as a run of it in progress elsewhere holds it: what
+ * @post rings for waits, and @verb, if it waits for the engine, returns
+ * only once the engine is released, after @wait.  The one place the bench
+ * reaches inside softhca (the QP's engine_lock).
+ *
+ * Return: whether @verb returned while the engine was held.
+ */
+bool shca_dp_engine_held(struct shca_dp *dp, int i,
+			 void (*post)(struct shca_dp *dp),
+			 void (*verb)(struct shca_dp *dp), unsigned long wait)
+{
+	struct shca_qp *qp = to_shca_qp(dp->qp[i]);
+	struct shca_dp_held h = { .dp = dp, .verb = verb };
+	bool returned;
+
+	init_completion(&h.done);
+	INIT_WORK_ONSTACK(&h.work, shca_dp_held_verb);
+	mutex_lock(&qp->engine_lock);
+	post(dp);
+	queue_work(system_unbound_wq, &h.work);
+	returned = wait_for_completion_timeout(&h.done, wait);
+	mutex_unlock(&qp->engine_lock);
+	if (!returned)
+		wait_for_completion(&h.done);
+	destroy_work_on_stack(&h.work);
+	return returned;
 }

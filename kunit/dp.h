@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Data-path test bench, built on ib_core's API only: a PD, two QPs of one
- * type connected to each other through loopback (on one device, or on two
+ * Data-path test bench, built on ib_core's API: a PD, two QPs of one type
+ * connected to each other through loopback (on one device, or on two
  * devices of this host), a CQ per QP, optionally an SRQ, and kernel
  * buffers.  softhca does virtual DMA (ib_uses_virt_dma()), so a buffer's
- * DMA address is its kernel virtual address.
+ * DMA address is its kernel virtual address.  One helper reaches inside
+ * softhca: shca_dp_engine_held().
  */
 #ifndef SHCA_KUNIT_DP_H
 #define SHCA_KUNIT_DP_H
@@ -60,6 +61,10 @@ int shca_dp_post_send(struct shca_dp *dp, int i, struct ib_send_wr *wr);
 bool shca_dp_poll(struct shca_dp *dp, int i, struct ib_wc *wc);
 bool shca_dp_cq_empty(struct shca_dp *dp, int i);
 void shca_dp_fill(void *buf, size_t len, u32 seed);
+
+bool shca_dp_engine_held(struct shca_dp *dp, int i,
+			 void (*post)(struct shca_dp *dp),
+			 void (*verb)(struct shca_dp *dp), unsigned long wait);
 
 struct ib_mr *shca_dp_frwr(struct shca_dp *dp, int i, void *buf, u32 len,
 			   int access);

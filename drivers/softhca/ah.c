@@ -6,7 +6,9 @@
  * destroy_ah without RDMA_CREATE_AH_SLEEPABLE / RDMA_DESTROY_AH_SLEEPABLE
  * from atomic context (rdma_cm's UD paths, ib_mad's response paths), and
  * the object is core-allocated, so both are done inline: validate, count
- * against the limit, copy.  Nothing here sleeps or allocates.
+ * against the limit, copy.  Neither allocates, nor sleeps unless the
+ * caller says it may: destroy_ah then first lets the sends posted before
+ * it leave (shca_ah_drain()).
  */
 
 #include <kunit/visibility.h>
@@ -17,7 +19,9 @@
 #include "ah.h"
 #include "cmdq.h"
 #include "dev.h"
+#include "engine.h"
 #include "fault.h"
+#include "qp.h"
 #include "transport.h"
 
 /**
@@ -142,11 +146,39 @@ int shca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 	return 0;
 }
 
+/*
+ * The sends posted before destroy_ah leave before the AH goes: a UD WQE
+ * names its AH by number, and the engine looks it up when it takes the
+ * WQE, where a hardware HCA copies the address vector at post time.  Any
+ * UD QP of the AH's PD may name it.
+ */
+static void shca_ah_drain(struct shca_dev *dev, struct ib_pd *pd)
+{
+	unsigned long qpn = 0;
+	struct shca_qp *qp;
+
+	while ((qp = shca_qp_get_next(dev, &qpn))) {
+		if (qp->ibqp.pd == pd && qp->ibqp.qp_type == IB_QPT_UD)
+			shca_engine_drain_sq(qp);
+		shca_qp_put(qp);
+		qpn++;
+	}
+}
+
+/*
+ * Context: any.  Sleeps only when @flags has RDMA_DESTROY_AH_SLEEPABLE
+ * (ib_uverbs, and kernel callers in process context): then the sends
+ * posted before it are taken first (shca_ah_drain()).  A caller that
+ * cannot sleep (ib_mad, rdma_cm's UD paths) destroys an AH whose sends
+ * have completed.
+ */
 int shca_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
 	struct shca_dev *dev = to_shca_dev(ibah->device);
 	unsigned long irqflags;
 
+	if (flags & RDMA_DESTROY_AH_SLEEPABLE)
+		shca_ah_drain(dev, ibah->pd);
 	xa_lock_irqsave(&dev->ahs, irqflags);
 	__xa_erase(&dev->ahs, to_shca_ah(ibah)->num);
 	xa_unlock_irqrestore(&dev->ahs, irqflags);

@@ -1079,6 +1079,43 @@ void shca_engine_doorbell_user(struct shca_qp *qp)
 }
 
 /**
+ * shca_engine_drain_sq() - take, here, what a send queue holds
+ * @qp: the QP
+ *
+ * The WQEs published before the call are taken before it returns
+ * (executed, or sent into the RC window), as a hardware queue would have
+ * fetched them by then, unless the engine must wait first (an RNR or
+ * retry timer, a full window) or the QP leaves RTS.  A verb that ends
+ * what WQEs name calls it first: destroy_ah, whose address vector a UD
+ * WQE names by number (rdma-core's mckey destroys its AH, then its QP,
+ * right after posting, waiting for no completion), and destroy_qp.  What
+ * is posted meanwhile is left to the worker.
+ *
+ * Context: process context; sleeps.  Bounded by the ring's size: a run
+ * that takes nothing ends the drain.
+ */
+void shca_engine_drain_sq(struct shca_qp *qp)
+{
+	struct shca_queue *q = &qp->sq.queue;
+	bool more = false;
+	u32 end, at;
+
+	mutex_lock(&qp->engine_lock);
+	end = q->cons + shca_queue_pending(q);
+	at = q->cons + qp->req.taken;
+	while ((s32)(end - at) > 0) {
+		more = shca_engine_run(qp);
+		if (!more || q->cons + qp->req.taken == at)
+			break;
+		at = q->cons + qp->req.taken;
+		cond_resched();
+	}
+	if (more)
+		shca_engine_kick(qp);
+	mutex_unlock(&qp->engine_lock);
+}
+
+/**
  * shca_engine_qp_stop() - stop a QP's engine for good
  * @qp: the QP, in RESET: a run of its work does nothing, and arms no timer
  *

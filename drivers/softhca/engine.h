@@ -31,6 +31,7 @@ void shca_engine_qp_epsn(struct shca_qp *qp, u32 psn);
 void shca_engine_sync(struct shca_qp *qp);
 void shca_engine_doorbell_user(struct shca_qp *qp);
 void shca_engine_flush(void);
+void shca_engine_drain_sq(struct shca_qp *qp);
 void shca_engine_qp_stop(struct shca_qp *qp);
 int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 

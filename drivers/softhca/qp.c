@@ -210,12 +210,12 @@ static int shca_qp_destroy_cmd(struct shca_cmd *cmd)
 
 	shca_mcast_qp_leave(qp);
 	/*
-	 * What was posted before the verb is executed first, as a hardware
-	 * queue would have taken it by now: a sender that destroys its QP
-	 * right after posting (rdma-core's mckey) still sends.  One run of
-	 * the engine: nothing here waits for a peer's answer.
+	 * What was posted before the verb is taken first, as a hardware
+	 * queue would have by now: a sender that destroys its QP right
+	 * after posting (rdma-core's mckey) still sends.  Nothing here
+	 * waits for a peer's answer.
 	 */
-	flush_work(&qp->work);
+	shca_engine_drain_sq(qp);
 	xa_erase_irq(&dev->qps, qp->ibqp.qp_num);
 	shca_qp_put(qp);
 	wait_for_completion(&qp->released);

@@ -167,6 +167,7 @@ static inline struct shca_wire_slot *shca_req_ws(struct shca_qp *qp, u32 i)
 
 struct shca_qp *shca_qp_get(struct shca_dev *dev, u32 qpn);
 void shca_qp_put(struct shca_qp *qp);
+struct shca_qp *shca_qp_get_next(struct shca_dev *dev, unsigned long *qpn);
 struct ib_qp *shca_qp_ib_lookup(struct shca_dev *dev, u32 qpn);
 
 int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

@@ -382,6 +382,29 @@ void shca_qp_put(struct shca_qp *qp)
 EXPORT_SYMBOL_IF_KUNIT(shca_qp_put);
 
 /**
+ * shca_qp_get_next() - walk a device's QPs, holding each in turn
+ * @dev: the device
+ * @qpn: where to start; set to the number of the QP returned
+ *
+ * Context: any, hard-irq included.
+ * Return: the QP of the lowest number from @qpn on, to release with
+ * shca_qp_put(), or NULL past the last.
+ */
+struct shca_qp *shca_qp_get_next(struct shca_dev *dev, unsigned long *qpn)
+{
+	struct shca_qp *qp;
+	unsigned long flags;
+
+	xa_lock_irqsave(&dev->qps, flags);
+	qp = xa_find(&dev->qps, qpn, ULONG_MAX, XA_PRESENT);
+	/* One being destroyed is skipped. */
+	while (qp && !kref_get_unless_zero(&qp->ref))
+		qp = xa_find_after(&dev->qps, qpn, ULONG_MAX, XA_PRESENT);
+	xa_unlock_irqrestore(&dev->qps, flags);
+	return qp;
+}
+
+/**
  * shca_mcg_find() - a device's multicast group, whose members are QPNs
  * @dev: the device
  * @mgid: the group's GID
