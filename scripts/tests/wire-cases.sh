@@ -161,9 +161,12 @@ side_cmd() {
 		# 1 KiB to the group, the server waits for 5 of them; both
 		# join from their own address (-b).  Only the client sends
 		# RoCE packets.  mckey's sender posts its sends unsignaled
-		# and destroys its QP at once, without waiting for them: a
-		# slow sender (rdma_rxe under TCG, once) got 1 of 10 out
-		# before that, so the server takes fewer than were posted.
+		# and destroys its AH and QP at once, without waiting for
+		# them: rdma_rxe, whose UD WQEs name their AH by number as
+		# softhca's do, but which does not take them before its AH
+		# goes, got 1 of 10 out under TCG once, so the server takes
+		# fewer than were posted (integ/mckey-loopback takes all 50
+		# from softhca).
 		group=239.1.1.1
 		cmd=(mckey -m "$group" -S 1024)
 		if [ "$side" = server ]; then
