@@ -82,10 +82,10 @@ echo "$SOFTHCA_SHARE/core.%e.%p" >/proc/sys/kernel/core_pattern
 before=$(resources)
 echo "fuzz-uverbs: baseline: $before"
 if [ -f "$seeds" ]; then
-	while read -r s p n; do
+	while read -r s p n v; do
 		case $s in '' | '#'*) continue ;; esac
 		check "fuzz/uverbs-regress-$s" campaign "regress-$s" \
-			--seed "$s" --procs "$p" --ops "$n"
+			--seed "$s" --procs "$p" --ops "$n" --table "$v"
 	done <"$seeds"
 fi
 check fuzz/uverbs campaign campaign --seed "$seed" --procs "$procs" \

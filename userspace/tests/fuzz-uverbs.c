@@ -8,7 +8,11 @@
  * random state transitions, MRs over unmapped and read-only memory,
  * destroyed in any order (a parent before its children: EBUSY), WRs
  * posted through the provider and written straight into the rings, random
- * words written over the rings, and garbage write() and ioctl() commands.
+ * words written over the rings, and garbage write() and ioctl() commands;
+ * from op table 2 on, on-demand paging MRs, advise_mr over them and over
+ * any MR, and QPs attached to and detached from multicast groups (a QP
+ * attached is busy until detached; a process that exits leaves its
+ * groups through ib_core's cleanup).
  * Meanwhile, in each worker, a thread runs traffic between two QPs of its
  * own in loopback while another writes random words over their rings.
  *
@@ -28,12 +32,15 @@
  *
  * Each worker logs every operation it made, its arguments and the answer,
  * to DIR/fuzz-uverbs.N.log.  Worker N's operations follow from the seed
- * alone (--seed S --worker N replays them), but for what the racing
- * threads change: the log is the record.
+ * and the op table (--seed S --table V --worker N replays them), but for
+ * what the racing threads change: the log is the record.  --table V
+ * draws from the operations of table V only, as they were drawn then: a
+ * seed kept in fuzz-uverbs.seeds replays with the table it was found
+ * with; the default is the newest (TABLE).
  *
  * Usage: RDMAV_DRIVERS=/abs/path/libsofthca fuzz-uverbs [--dev DEV]
  *        [--gid INDEX] [--seed S] [--ops N] [--procs P] [--seconds T]
- *        [--log DIR] [--worker N] [--fail PCT]
+ *        [--log DIR] [--worker N] [--fail PCT] [--table V]
  * Exit status 0 when every worker found every answer of its class.
  */
 #define _GNU_SOURCE	/* strerrorname_np */
@@ -77,6 +84,10 @@ static const int nslots[K_N] = { NPD, NCQ, NQP, NSRQ, NMR, NAH };
 #define STALL_S 120
 #define MAX_SGE 64
 
+/* The op table's newest version: what an operation added later adds. */
+#define TABLE 2
+static int table = TABLE;
+
 /* Answer classes: one bit per errno a call may be answered with. */
 enum {
 	A_OK = 1 << 0,
@@ -108,6 +119,7 @@ struct qp_slot {
 	struct ibv_qp raw;
 	struct ring sq, rq;
 	int is_raw, pd, scq, rcq, srq;
+	unsigned int mcast;	/* the groups of op_mcast it is attached to */
 };
 
 struct srq_slot {
@@ -822,6 +834,11 @@ static void op_reg_mr(void)
 	for (i = 0, valid = 0; i < ARRAY_SIZE(access); i++)
 		valid |= acc == access[i];
 	addr = pick_range(&len, &valid, acc & ~IBV_ACCESS_REMOTE_READ);
+	/* On demand, memory that is not there is found at a fault, later. */
+	if (table >= 2 && !rnd(4)) {
+		acc |= IBV_ACCESS_ON_DEMAND;
+		valid = 0;
+	}
 	iova = !rnd(4);
 	begin("reg_mr mr%d pd%d addr %p (page %ld) len %#zx access %#x%s", s,
 	      pd, addr, (long)(addr - F.arena) / (long)F.page, len, acc,
@@ -898,6 +915,8 @@ static int users(int kind, int s)
 		return F.cq[s].users;
 	case K_SRQ:
 		return F.srq[s].users;
+	case K_QP:
+		return __builtin_popcount(F.qp[s].mcast);
 	}
 	return 0;
 }
@@ -1409,20 +1428,121 @@ static void *watchdog(void *arg)
 	return NULL;
 }
 
+/* Multicast group @g of op_mcast's four (IPv4 239.1.2.g, v4-mapped). */
+static union ibv_gid mcast_gid(int g)
+{
+	union ibv_gid gid = { .raw = { [10] = 0xff, [11] = 0xff, [12] = 239,
+				       [13] = 1, [14] = 2 } };
+
+	gid.raw[15] = g;
+	return gid;
+}
+
+static int mcast_set(int s, int g, int attach)
+{
+	union ibv_gid gid = mcast_gid(g);
+	struct qp_slot *q = &F.qp[s];
+	int err;
+
+	err = attach ? ibv_attach_mcast(q->qp, &gid, 0) :
+		       ibv_detach_mcast(q->qp, &gid, 0);
+	if (!err)
+		q->mcast = attach ? q->mcast | 1u << g : q->mcast & ~(1u << g);
+	return err;
+}
+
+/*
+ * A QP attached to, or detached from, one of four IPv4 multicast groups
+ * (shared by every QP and worker) or a GID that is no group (not ff..,
+ * nor v4-mapped).  Only a UD QP joins; attached, it is busy.
+ */
+static void op_mcast(void)
+{
+	int s = pick(K_QP, 1), attach = rnd(2), g = rnd(5);
+	union ibv_gid gid;
+	size_t i;
+
+	if (s < 0)
+		return;
+	if (g < 4) {
+		begin("%s_mcast qp%d group %d", attach ? "attach" : "detach", s,
+		      g);
+		answer(mcast_set(s, g, attach), REFUSED);
+		return;
+	}
+	for (i = 0; i < sizeof(gid.raw); i++)
+		gid.raw[i] = next(&F.rng);
+	gid.raw[0] %= 0xff;
+	gid.raw[1] |= 1;
+	begin("%s_mcast qp%d gid %02x%02x..%02x%02x", attach ? "attach" : "detach",
+	      s, gid.raw[0], gid.raw[1], gid.raw[14], gid.raw[15]);
+	answer(attach ? ibv_attach_mcast(F.qp[s].qp, &gid, 0) :
+			ibv_detach_mcast(F.qp[s].qp, &gid, 0), REFUSED);
+}
+
+/*
+ * advise_mr over an MR (on demand or not) and its PD: prefetches inside
+ * and across its bounds, with its key or another, and advice and flags
+ * out of range.  Memory that is not there may be named: EFAULT is fair.
+ */
+static void op_advise_mr(void)
+{
+	static const uint32_t advice[] = {
+		IBV_ADVISE_MR_ADVICE_PREFETCH,
+		IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+		IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT,
+	};
+	int s = pick(K_MR, 1), n = 1 + rnd(2), i;
+	struct ibv_sge sge[2];
+	uint32_t adv, flags;
+	struct ibv_mr *mr;
+	uint64_t off;
+
+	if (s < 0)
+		return;
+	mr = F.mr[s].mr;
+	adv = rnd(8) ? advice[rnd(ARRAY_SIZE(advice))] : (uint32_t)next(&F.rng);
+	flags = rnd(8) ? (rnd(2) ? IBV_ADVISE_MR_FLAG_FLUSH : 0) :
+			 (uint32_t)next(&F.rng);
+	for (i = 0; i < n; i++) {
+		off = rnd(mr->length + 1);
+		sge[i] = (struct ibv_sge){
+			.addr = (uintptr_t)mr->addr + off,
+			.length = rnd(mr->length - off + 1),
+			.lkey = rnd(8) ? mr->lkey : (uint32_t)next(&F.rng),
+		};
+		if (!rnd(8))
+			sge[i].length = high32();
+	}
+	begin("advise_mr mr%d advice %#x flags %#x %d SGEs addr %#" PRIx64 " len %#x lkey %#x",
+	      s, adv, flags, n, sge[0].addr, sge[0].length, sge[0].lkey);
+	answer(ibv_advise_mr(F.pd[F.mr[s].pd].pd, adv, flags, sge, n), ANY);
+}
+
 /* --- A worker ------------------------------------------------------------- */
 
+/*
+ * The operations, each with its weight and the table that added it: a
+ * later one goes at the end, so that an earlier table draws as it did.
+ */
 static const struct {
 	void (*fn)(void);
-	int weight;
+	int weight, since;
 } ops[] = {
-	{ op_alloc_pd, 2 }, { op_create_cq, 4 }, { op_resize_cq, 2 },
-	{ op_poll, 8 }, { op_create_qp, 6 }, { op_query_qp, 2 },
-	{ op_modify_qp, 8 }, { op_connect, 5 }, { op_reset, 3 },
-	{ op_create_srq, 2 }, { op_modify_srq, 1 }, { op_reg_mr, 5 },
-	{ op_create_ah, 2 }, { op_destroy, 17 }, { op_post, 10 },
-	{ op_raw_post, 8 }, { op_scribble, 4 }, { op_garbage_write, 3 },
-	{ op_garbage_ioctl, 3 },
+	{ op_alloc_pd, 2, 1 }, { op_create_cq, 4, 1 }, { op_resize_cq, 2, 1 },
+	{ op_poll, 8, 1 }, { op_create_qp, 6, 1 }, { op_query_qp, 2, 1 },
+	{ op_modify_qp, 8, 1 }, { op_connect, 5, 1 }, { op_reset, 3, 1 },
+	{ op_create_srq, 2, 1 }, { op_modify_srq, 1, 1 }, { op_reg_mr, 5, 1 },
+	{ op_create_ah, 2, 1 }, { op_destroy, 17, 1 }, { op_post, 10, 1 },
+	{ op_raw_post, 8, 1 }, { op_scribble, 4, 1 },
+	{ op_garbage_write, 3, 1 }, { op_garbage_ioctl, 3, 1 },
+	{ op_mcast, 3, 2 }, { op_advise_mr, 3, 2 },
 };
+
+static int op_weight(size_t i)
+{
+	return ops[i].since <= table ? ops[i].weight : 0;
+}
 
 static void run_op(void)
 {
@@ -1430,10 +1550,10 @@ static void run_op(void)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(ops); i++)
-		total += ops[i].weight;
+		total += op_weight(i);
 	r = rnd(total);
-	for (i = 0; r >= ops[i].weight; i++)
-		r -= ops[i].weight;
+	for (i = 0; r >= op_weight(i); i++)
+		r -= op_weight(i);
 	ops[i].fn();
 }
 
@@ -1442,8 +1562,15 @@ static void cleanup(void)
 {
 	static const int order[] = { K_QP, K_AH, K_MR, K_SRQ, K_CQ, K_PD };
 	size_t i;
-	int s;
+	int s, g;
 
+	for (s = 0; s < NQP; s++)
+		for (g = 0; g < 4; g++) {
+			if (!(F.qp[s].mcast & 1u << g))
+				continue;
+			begin("cleanup: detach_mcast qp%d group %d", s, g);
+			answer(mcast_set(s, g, 0), A_OK);
+		}
 	for (i = 0; i < ARRAY_SIZE(order); i++)
 		for (s = 0; s < nslots[order[i]]; s++)
 			if (F.live[order[i]] & (1u << s))
@@ -1605,7 +1732,7 @@ static int parse(int argc, char **argv, struct options *o)
 		{ "seed", 1, NULL, 's' }, { "ops", 1, NULL, 'n' },
 		{ "procs", 1, NULL, 'p' }, { "seconds", 1, NULL, 't' },
 		{ "log", 1, NULL, 'l' }, { "worker", 1, NULL, 'w' },
-		{ "fail", 1, NULL, 'f' },
+		{ "fail", 1, NULL, 'f' }, { "table", 1, NULL, 'v' },
 		{}
 	};
 	int c;
@@ -1626,11 +1753,13 @@ static int parse(int argc, char **argv, struct options *o)
 		case 'l': o->dir = optarg; break;
 		case 'w': o->only = atoi(optarg); break;
 		case 'f': o->fail = atoi(optarg); break;
+		case 'v': table = atoi(optarg); break;
 		default: return 1;
 		}
 	}
 	return optind != argc || o->procs < 1 || o->procs > 64 ||
-	       o->only >= o->procs || o->fail < 0 || o->fail > 100;
+	       o->only >= o->procs || o->fail < 0 || o->fail > 100 ||
+	       table < 1 || table > TABLE;
 }
 
 static int run_worker(const struct options *o, int i, time_t deadline)
@@ -1675,12 +1804,12 @@ int main(int argc, char **argv)
 	double t0;
 
 	if (parse(argc, argv, &o)) {
-		fprintf(stderr, "usage: %s [--dev DEV] [--gid INDEX] [--seed S] [--ops N] [--procs P] [--seconds T] [--log DIR] [--worker N] [--fail PCT]\n",
+		fprintf(stderr, "usage: %s [--dev DEV] [--gid INDEX] [--seed S] [--ops N] [--procs P] [--seconds T] [--log DIR] [--worker N] [--fail PCT] [--table V]\n",
 			argv[0]);
 		return 2;
 	}
-	printf("fuzz-uverbs: seed %#" PRIx64 " procs %d ops %lu seconds %d fail %d%% log %s\n",
-	       o.seed, o.procs, o.ops, o.seconds, o.fail, o.dir);
+	printf("fuzz-uverbs: seed %#" PRIx64 " table %d procs %d ops %lu seconds %d fail %d%% log %s\n",
+	       o.seed, table, o.procs, o.ops, o.seconds, o.fail, o.dir);
 	fflush(stdout);
 	shared = mmap(NULL, sizeof(*shared) + o.procs * sizeof(shared->ops[0]),
 		      PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
