@@ -13,6 +13,7 @@
 #include <rdma/ib_mad.h>
 #include <rdma/softhca.h>
 
+#include "compat.h"
 #include "context.h"
 #include "cq.h"
 #include "dev.h"
@@ -352,6 +353,150 @@ static void shca_qp_post_in_atomic(struct kunit *test)
 	shca_env_free(env);
 }
 
+/* One WR of every opcode a kernel consumer may post, chained. */
+struct shca_ops_arg {
+	struct shca_qp_env *env;
+	u64 word;
+	struct ib_sge sge;
+	struct ib_send_wr send, send_inv, local_inv;
+	struct ib_rdma_wr write_imm, read, atomic_write;
+	struct ib_atomic_wr cas, faa;
+	struct ib_reg_wr reg;
+	int ret;
+};
+
+static void shca_ops_fn(void *arg)
+{
+	struct shca_ops_arg *a = arg;
+
+	a->ret = ib_post_send(a->env->qp, &a->send, &a->env->bad_wr);
+}
+
+static struct shca_ops_arg *shca_ops_arg_new(struct kunit *test,
+					     struct shca_qp_env *env)
+{
+	struct shca_ops_arg *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	a->env = env;
+	a->word = 0x1122334455667788ULL;
+	a->sge = (struct ib_sge){ .addr = (uintptr_t)&a->word, .length = 8,
+				  .lkey = 0x33 };
+	a->send = (struct ib_send_wr){ .wr_id = 1, .opcode = IB_WR_SEND,
+				       .sg_list = &a->sge, .num_sge = 1,
+				       .next = &a->send_inv };
+	a->send_inv = (struct ib_send_wr){
+		.wr_id = 2, .opcode = IB_WR_SEND_WITH_INV,
+		.ex.invalidate_rkey = 0x5501, .next = &a->write_imm.wr,
+	};
+	a->write_imm = (struct ib_rdma_wr){
+		.wr = { .wr_id = 3, .opcode = IB_WR_RDMA_WRITE_WITH_IMM,
+			.sg_list = &a->sge, .num_sge = 1,
+			.ex.imm_data = cpu_to_be32(0xabcd), .next = &a->read.wr },
+		.remote_addr = 0x2000, .rkey = 0x5502,
+	};
+	a->read = (struct ib_rdma_wr){
+		.wr = { .wr_id = 4, .opcode = IB_WR_RDMA_READ,
+			.sg_list = &a->sge, .num_sge = 1, .next = &a->cas.wr },
+		.remote_addr = 0x3000, .rkey = 0x5503,
+	};
+	a->cas = (struct ib_atomic_wr){
+		.wr = { .wr_id = 5, .opcode = IB_WR_ATOMIC_CMP_AND_SWP,
+			.sg_list = &a->sge, .num_sge = 1, .next = &a->faa.wr },
+		.remote_addr = 0x4000, .compare_add = 7, .swap = 8,
+		.rkey = 0x5504,
+	};
+	a->faa = (struct ib_atomic_wr){
+		.wr = { .wr_id = 6, .opcode = IB_WR_ATOMIC_FETCH_AND_ADD,
+			.sg_list = &a->sge, .num_sge = 1,
+			.next = &a->atomic_write.wr },
+		.remote_addr = 0x4008, .compare_add = 9, .rkey = 0x5505,
+	};
+	a->atomic_write = (struct ib_rdma_wr){
+		.wr = { .wr_id = 7, .opcode = SHCA_WR_ATOMIC_WRITE,
+			.sg_list = &a->sge, .num_sge = 1,
+			.next = &a->local_inv },
+		.remote_addr = 0x5000, .rkey = 0x5506,
+	};
+	a->local_inv = (struct ib_send_wr){
+		.wr_id = 8, .opcode = IB_WR_LOCAL_INV,
+		.ex.invalidate_rkey = 0x5507, .next = &a->reg.wr,
+	};
+	a->reg = (struct ib_reg_wr){
+		.wr = { .wr_id = 9, .opcode = IB_WR_REG_MR },
+		.key = 0x5508, .access = IB_ACCESS_REMOTE_READ,
+	};
+	return a;
+}
+
+static const struct softhca_send_wqe *shca_sq_wqe(struct shca_qp_env *env,
+						  u32 i)
+{
+	return shca_queue_entry(&to_shca_qp(env->qp)->sq.queue, i);
+}
+
+/*
+ * Every opcode a kernel consumer may post (ATOMIC WRITE included, and
+ * REG_MR and LOCAL_INV, which ULPs post from their completion handlers)
+ * is written into the ring from hard-irq, softirq and with IRQs off, each
+ * WQE as the engine will read it.
+ */
+static void shca_qp_post_opcodes_in_atomic(struct kunit *test)
+{
+	const enum shca_context *ctx = test->param_value;
+	struct shca_qp_env *env = shca_env_new(test);
+	struct shca_ops_arg *a = shca_ops_arg_new(test, env);
+	const struct softhca_send_wqe *w;
+	static const u8 opcodes[] = {
+		IB_WR_SEND, IB_WR_SEND_WITH_INV, IB_WR_RDMA_WRITE_WITH_IMM,
+		IB_WR_RDMA_READ, IB_WR_ATOMIC_CMP_AND_SWP,
+		IB_WR_ATOMIC_FETCH_AND_ADD, SHCA_WR_ATOMIC_WRITE,
+		IB_WR_LOCAL_INV, IB_WR_REG_MR,
+	};
+	u32 i;
+
+	env->qp = shca_qp_new(env, IB_QPT_RC, 16);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, env->qp);
+	shca_qp_to_sqd(test, env->qp);
+	shca_run_in(test, *ctx, shca_ops_fn, a);
+	KUNIT_ASSERT_EQ(test, a->ret, 0);
+	KUNIT_ASSERT_EQ(test, to_shca_qp(env->qp)->sq.queue.prod,
+			ARRAY_SIZE(opcodes));
+	for (i = 0; i < ARRAY_SIZE(opcodes); i++) {
+		w = shca_sq_wqe(env, i);
+		KUNIT_EXPECT_EQ(test, w->wr_id, i + 1);
+		KUNIT_EXPECT_EQ(test, w->opcode, opcodes[i]);
+	}
+	KUNIT_EXPECT_EQ(test, shca_sq_wqe(env, 1)->ex, 0x5501);
+	w = shca_sq_wqe(env, 2);
+	KUNIT_EXPECT_EQ(test, w->ex, (__force u32)cpu_to_be32(0xabcd));
+	KUNIT_EXPECT_EQ(test, w->rdma.remote_addr, 0x2000);
+	KUNIT_EXPECT_EQ(test, w->rdma.rkey, 0x5502);
+	w = shca_sq_wqe(env, 3);
+	KUNIT_EXPECT_EQ(test, w->rdma.remote_addr, 0x3000);
+	KUNIT_EXPECT_EQ(test, w->rdma.rkey, 0x5503);
+	w = shca_sq_wqe(env, 4);
+	KUNIT_EXPECT_EQ(test, w->atomic.remote_addr, 0x4000);
+	KUNIT_EXPECT_EQ(test, w->atomic.compare_add, 7);
+	KUNIT_EXPECT_EQ(test, w->atomic.swap, 8);
+	KUNIT_EXPECT_EQ(test, w->atomic.rkey, 0x5504);
+	w = shca_sq_wqe(env, 5);
+	KUNIT_EXPECT_EQ(test, w->atomic.compare_add, 9);
+	KUNIT_EXPECT_EQ(test, w->atomic.rkey, 0x5505);
+	/* ATOMIC WRITE's 8 bytes are read at the post, into the WQE. */
+	w = shca_sq_wqe(env, 6);
+	KUNIT_EXPECT_EQ(test, w->num_sge, 0);
+	KUNIT_EXPECT_EQ(test, w->atomic_write.remote_addr, 0x5000);
+	KUNIT_EXPECT_EQ(test, w->atomic_write.rkey, 0x5506);
+	KUNIT_EXPECT_EQ(test, memcmp(w->atomic_write.data, &a->word, 8), 0);
+	KUNIT_EXPECT_EQ(test, shca_sq_wqe(env, 7)->ex, 0x5507);
+	w = shca_sq_wqe(env, 8);
+	KUNIT_EXPECT_EQ(test, w->reg.key, 0x5508);
+	KUNIT_EXPECT_EQ(test, w->reg.access, IB_ACCESS_REMOTE_READ);
+	KUNIT_EXPECT_EQ(test, ib_destroy_qp(env->qp), 0);
+	shca_env_free(env);
+}
+
 /* Bad work requests and wrong states: refused, bad_wr names the first. */
 static void shca_qp_post_refused(struct kunit *test)
 {
@@ -668,6 +813,7 @@ static struct kunit_case shca_qp_cases[] = {
 	KUNIT_CASE(shca_qp_create_refused),
 	KUNIT_CASE(shca_qp_gsi_ready),
 	KUNIT_CASE_PARAM(shca_qp_post_in_atomic, shca_qp_ctx_gen_params),
+	KUNIT_CASE_PARAM(shca_qp_post_opcodes_in_atomic, shca_qp_ctx_gen_params),
 	KUNIT_CASE(shca_qp_post_refused),
 	KUNIT_CASE(shca_qp_post_ud_refused),
 	KUNIT_CASE_PARAM(shca_qp_flush_on_err, shca_qp_ctx_gen_params),
