@@ -1428,56 +1428,55 @@ static void *watchdog(void *arg)
 	return NULL;
 }
 
-/* Multicast group @g of op_mcast's four (IPv4 239.1.2.g, v4-mapped). */
-static union ibv_gid mcast_gid(int g)
+/*
+ * Attaches QP @s to @gid, or detaches it; for op_mcast's group @g (-1:
+ * a GID that is none), keeps the QP's groups.
+ */
+static int mcast_set(int s, const union ibv_gid *gid, int g, int attach)
 {
-	union ibv_gid gid = { .raw = { [10] = 0xff, [11] = 0xff, [12] = 239,
-				       [13] = 1, [14] = 2 } };
-
-	gid.raw[15] = g;
-	return gid;
-}
-
-static int mcast_set(int s, int g, int attach)
-{
-	union ibv_gid gid = mcast_gid(g);
 	struct qp_slot *q = &F.qp[s];
 	int err;
 
-	err = attach ? ibv_attach_mcast(q->qp, &gid, 0) :
-		       ibv_detach_mcast(q->qp, &gid, 0);
-	if (!err)
+	err = attach ? ibv_attach_mcast(q->qp, gid, 0) :
+		       ibv_detach_mcast(q->qp, gid, 0);
+	if (!err && g >= 0)
 		q->mcast = attach ? q->mcast | 1u << g : q->mcast & ~(1u << g);
 	return err;
 }
 
 /*
- * A QP attached to, or detached from, one of four IPv4 multicast groups
- * (shared by every QP and worker) or a GID that is no group (not ff..,
- * nor v4-mapped).  Only a UD QP joins; attached, it is busy.
+ * op_mcast's group @g of four (IPv4 239.1.2.g, shared by every QP and
+ * worker), or for @g 4 a GID that is no group (not ff.., nor v4-mapped).
  */
-static void op_mcast(void)
+static union ibv_gid mcast_gid(int g)
 {
-	int s = pick(K_QP, 1), attach = rnd(2), g = rnd(5);
-	union ibv_gid gid;
+	union ibv_gid gid = { .raw = { [10] = 0xff, [11] = 0xff, [12] = 239,
+				       [13] = 1, [14] = 2 } };
 	size_t i;
 
-	if (s < 0)
-		return;
 	if (g < 4) {
-		begin("%s_mcast qp%d group %d", attach ? "attach" : "detach", s,
-		      g);
-		answer(mcast_set(s, g, attach), REFUSED);
-		return;
+		gid.raw[15] = g;
+		return gid;
 	}
 	for (i = 0; i < sizeof(gid.raw); i++)
 		gid.raw[i] = next(&F.rng);
 	gid.raw[0] %= 0xff;
 	gid.raw[1] |= 1;
+	return gid;
+}
+
+/* A QP attached or detached.  Only a UD QP joins; attached, it is busy. */
+static void op_mcast(void)
+{
+	int s = pick(K_QP, 1), attach = rnd(2), g = rnd(5);
+	union ibv_gid gid;
+
+	if (s < 0)
+		return;
+	gid = mcast_gid(g);
 	begin("%s_mcast qp%d gid %02x%02x..%02x%02x", attach ? "attach" : "detach",
 	      s, gid.raw[0], gid.raw[1], gid.raw[14], gid.raw[15]);
-	answer(attach ? ibv_attach_mcast(F.qp[s].qp, &gid, 0) :
-			ibv_detach_mcast(F.qp[s].qp, &gid, 0), REFUSED);
+	answer(mcast_set(s, &gid, g < 4 ? g : -1, attach), REFUSED);
 }
 
 /*
@@ -1561,6 +1560,7 @@ static void run_op(void)
 static void cleanup(void)
 {
 	static const int order[] = { K_QP, K_AH, K_MR, K_SRQ, K_CQ, K_PD };
+	union ibv_gid gid;
 	size_t i;
 	int s, g;
 
@@ -1568,8 +1568,9 @@ static void cleanup(void)
 		for (g = 0; g < 4; g++) {
 			if (!(F.qp[s].mcast & 1u << g))
 				continue;
+			gid = mcast_gid(g);
 			begin("cleanup: detach_mcast qp%d group %d", s, g);
-			answer(mcast_set(s, g, 0), A_OK);
+			answer(mcast_set(s, &gid, g, 0), A_OK);
 		}
 	for (i = 0; i < ARRAY_SIZE(order); i++)
 		for (s = 0; s < nslots[order[i]]; s++)
