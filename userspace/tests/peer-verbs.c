@@ -24,6 +24,12 @@
  *   MR allowing it: a WRITE, then a FLUSH of its range with global
  *   visibility, complete, and the bytes are there; a persistent FLUSH is
  *   refused (remote access error: neither side has persistent memory).
+ * - A process rewriting its send ring under a WQE already on the wire
+ *   (softhca the requester, from a bare QP): a three-packet SEND that the
+ *   responder, with no receive posted, answers with RNR NAKs; once resent,
+ *   its slot is rewritten (into an inline SEND of 0 bytes, into a READ,
+ *   its SGE moved, random bytes); then the responder posts a receive, and
+ *   the message arrives as first posted, and completes.
  * A refusal ends a pair of QPs: the next check takes a fresh one.
  * rdma_rxe (--rxe names its device) as the responder has two faults
  * these checks show, reported as
@@ -435,7 +441,10 @@ static void raw_req_down(struct raw_req *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* @r on @req, connected to a fresh QP of @resp allowing FLUSH. */
+/*
+ * @r on @req, connected to a fresh QP of @resp; it resends for ever after
+ * RNR NAKs.
+ */
 static int raw_req_up(struct raw_req *r, struct side *req,
 		      struct side *resp)
 {
@@ -443,11 +452,6 @@ static int raw_req_up(struct raw_req *r, struct side *req,
 		.send_cq = &r->cq, .recv_cq = &r->cq, .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct ibv_qp_attr a = {
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   ACCESS_FLUSH_GLOBAL |
-				   ACCESS_FLUSH_PERSISTENT,
 	};
 	int err;
 
@@ -461,31 +465,41 @@ static int raw_req_up(struct raw_req *r, struct side *req,
 	err = err ?: raw_qp_create(req->pd, &attr, &r->qp, &r->sq, &r->rq);
 	err = err ?: raw_qp_connect_to(&r->qp, raw_qp_modify,
 				       resp->qp->qp_num, req->gid_index,
-				       &resp->gid);
+				       &resp->gid, 7);
 	if (!err && tap_rc_connect(resp->qp, r->qp.qp_num, &req->gid,
 				   resp->gid_index))
-		err = errno;
-	if (!err && ibv_modify_qp(resp->qp, &a, IBV_QP_ACCESS_FLAGS))
 		err = errno;
 	if (err)
 		raw_req_down(r);
 	return err;
 }
 
-/* Posts WQE @wr_id, written at the producer index, and waits for it. */
-static int raw_req_run(struct raw_req *r, uint64_t wr_id)
+/* Waits up to 10 s for the completion of @wr_id; its status or -1. */
+static int raw_req_wait(struct raw_req *r, uint64_t wr_id)
 {
 	int tries;
 
-	r->seen[wr_id] = -1;
-	ring_publish(&r->sq, 1);
-	raw_doorbell(&r->qp);
 	for (tries = 0; tries < 10000 && r->seen[wr_id] < 0; tries++) {
 		cq_ring_poll(&r->cqr, r->seen, 4);
 		if (r->seen[wr_id] < 0)
 			usleep(1000);
 	}
 	return r->seen[wr_id];
+}
+
+/* Posts WQE @wr_id, written at the producer index. */
+static void raw_req_post(struct raw_req *r, uint64_t wr_id)
+{
+	r->seen[wr_id] = -1;
+	ring_publish(&r->sq, 1);
+	raw_doorbell(&r->qp);
+}
+
+/* Posts WQE @wr_id and waits for it. */
+static int raw_req_run(struct raw_req *r, uint64_t wr_id)
+{
+	raw_req_post(r, wr_id);
+	return raw_req_wait(r, wr_id);
 }
 
 static struct softhca_send_wqe *raw_req_wqe(struct raw_req *r,
@@ -520,6 +534,11 @@ static int raw_flush(struct raw_req *r, struct side *resp,
 
 static void flush_checks(struct side *req, struct side *resp)
 {
+	struct ibv_qp_attr a = {
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   ACCESS_FLUSH_GLOBAL |
+				   ACCESS_FLUSH_PERSISTENT,
+	};
 	struct softhca_send_wqe *w;
 	struct softhca_sge *sge;
 	struct raw_req r;
@@ -529,6 +548,10 @@ static void flush_checks(struct side *req, struct side *resp)
 	fmr = ibv_reg_mr(resp->pd, resp->buf, WIN, IBV_ACCESS_LOCAL_WRITE |
 			 IBV_ACCESS_REMOTE_WRITE | ACCESS_FLUSH_GLOBAL);
 	err = fmr ? raw_req_up(&r, req, resp) : errno;
+	if (!err && ibv_modify_qp(resp->qp, &a, IBV_QP_ACCESS_FLAGS)) {
+		err = errno;
+		raw_req_down(&r);
+	}
 	tap(!err, named(req, resp, "an MR and a QP allowing FLUSH"),
 	    err ? strerror(err) : NULL);
 	if (err)
@@ -557,6 +580,159 @@ out:
 		ibv_dereg_mr(fmr);
 }
 
+/* --- the ring rewritten under an in-flight WQE ------------------------- */
+
+#define ATTACK_LEN	3072	/* three packets at the path's 1024 */
+
+/* @s's count of packets resent after RNR NAKs, or -1. */
+static long long resent_rnr(const struct side *s)
+{
+	char path[160];
+	long long n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/tx_resent_rnr",
+		 s->name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%lld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+/* Waits up to 10 s for @s's RNR resends to pass @n; returns the count. */
+static long long resent_past(const struct side *s, long long n)
+{
+	time_t end = time(NULL) + 10;
+	long long now;
+
+	while ((now = resent_rnr(s)) >= 0 && now <= n && time(NULL) <= end)
+		usleep(1000);
+	return now;
+}
+
+/* What a process writes over the slot of a WQE already on the wire. */
+enum rewrite {
+	REWRITE_INLINE_EMPTY,	/* an inline SEND of 0 bytes */
+	REWRITE_READ,		/* a READ of the responder's whole MR */
+	REWRITE_SGE,		/* its SGE moved and shortened */
+	REWRITE_RANDOM,		/* random bytes over the slot */
+	REWRITE_MAX
+};
+
+static const char *const rewrite_names[REWRITE_MAX] = {
+	[REWRITE_INLINE_EMPTY] = "rewritten into an inline SEND of 0 bytes",
+	[REWRITE_READ] = "rewritten into a READ",
+	[REWRITE_SGE] = "its SGE moved and shortened",
+	[REWRITE_RANDOM] = "random bytes over its slot",
+};
+
+static void rewrite_slot(struct softhca_send_wqe *w, struct side *req,
+			 struct side *resp, enum rewrite how)
+{
+	struct softhca_sge *sge = (struct softhca_sge *)(w + 1);
+	unsigned int seed = 7, i;
+
+	switch (how) {
+	case REWRITE_INLINE_EMPTY:
+		w->flags |= SOFTHCA_WQE_INLINE;
+		w->num_sge = 0;
+		w->inline_len = 0;
+		break;
+	case REWRITE_READ:
+		w->opcode = IBV_WR_RDMA_READ;
+		w->rdma.remote_addr = (uintptr_t)resp->buf;
+		w->rdma.rkey = resp->mr->rkey;
+		sge->length = WIN;
+		break;
+	case REWRITE_SGE:
+		sge->addr = (uintptr_t)req->buf + 8;
+		sge->length = 100;
+		break;
+	case REWRITE_RANDOM:
+		for (i = 0; i < sizeof(*w) + sizeof(*sge); i++)
+			((unsigned char *)w)[i] = rand_r(&seed);
+		break;
+	default:
+		break;
+	}
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/*
+ * A three-packet SEND from a bare QP of softhca's, to a responder with no
+ * receive posted: it answers with RNR NAKs, and the requester resends from
+ * the first packet.  Once it has resent, the process rewrites the WQE's
+ * slot in its ring (@how); the requester must go on with the WQE it took,
+ * never reading the slot again.  The responder, given a receive, gets the
+ * message as first posted, every byte compared and nothing past it, and
+ * the requester completes it.  (softhca before its WQE snapshot read the
+ * slot again on each resend: kernel stack and beyond went out on the
+ * wire.)
+ */
+static void ring_attack(struct side *req, struct side *resp, enum rewrite how)
+{
+	struct ibv_recv_wr rwr = { .wr_id = 30, .num_sge = 1 }, *bad;
+	struct ibv_sge rsge = { .addr = (uintptr_t)resp->buf,
+				.length = WIN, .lkey = resp->mr->lkey };
+	unsigned char canary[WIN - ATTACK_LEN];
+	struct softhca_send_wqe *w;
+	struct softhca_sge *sge;
+	long long n0, n1, n2;
+	struct raw_req r;
+	struct ibv_wc wc;
+	char what[160], detail[128];
+	int err, st, ok;
+
+	snprintf(what, sizeof(what),
+		 "a SEND on the wire, %s: delivered as posted",
+		 rewrite_names[how]);
+	err = raw_req_up(&r, req, resp);
+	if (err) {
+		tap(0, named(req, resp, what), strerror(err));
+		return;
+	}
+	fill(req->buf, ATTACK_LEN, 40 + how);
+	memset(resp->buf, 0xee, WIN);
+	memset(canary, 0xee, sizeof(canary));
+	n0 = resent_rnr(req);
+	w = raw_req_wqe(&r, 1, IBV_WR_SEND);
+	w->num_sge = 1;
+	sge = (struct softhca_sge *)(w + 1);
+	*sge = (struct softhca_sge){ .addr = (uintptr_t)req->buf,
+				     .length = ATTACK_LEN,
+				     .lkey = req->mr->lkey };
+	raw_req_post(&r, 1);
+	n1 = resent_past(req, n0);
+	if (n0 >= 0 && n1 > n0)
+		rewrite_slot(w, req, resp, how);
+	/* It resends after the rewrite too, before the receive comes. */
+	n2 = resent_past(req, n1);
+	rwr.sg_list = &rsge;
+	ok = n0 >= 0 && n1 > n0 && n2 > n1 &&
+	     !ibv_post_recv(resp->qp, &rwr, &bad) && !poll_n(resp, &wc, 1);
+	if (!ok) {
+		snprintf(detail, sizeof(detail),
+			 "no receive completion; packets resent after RNR NAKs: %lld, %lld, %lld",
+			 n0, n1, n2);
+		tap(0, named(req, resp, what), detail);
+		raw_req_down(&r);
+		return;
+	}
+	st = raw_req_wait(&r, 1);
+	snprintf(detail, sizeof(detail), "%s; the requester: %s",
+		 wc_str(1, &wc), status_str(st));
+	tap(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+	    wc.byte_len == ATTACK_LEN && st == IBV_WC_SUCCESS &&
+	    !memcmp(resp->buf, req->buf, ATTACK_LEN) &&
+	    !memcmp(resp->buf + ATTACK_LEN, canary, sizeof(canary)),
+	    named(req, resp, what), detail);
+	raw_req_down(&r);
+}
+
 static void side_close(struct side *s)
 {
 	if (s->wmr)
@@ -577,6 +753,7 @@ int main(int argc, char **argv)
 	struct side sides[2] = {}, *req, *resp;
 	const char *rxe = NULL;
 	int aw = 1, flush = 0, i, up;
+	enum rewrite how;
 	struct ibv_device **list;
 
 	for (; argc > 5 && !strncmp(argv[1], "--", 2); argc--, argv++) {
@@ -617,6 +794,8 @@ int main(int argc, char **argv)
 		window_type2(req, resp);
 		if (flush && !req->rxe)
 			flush_checks(req, resp);
+		for (how = 0; !req->rxe && how < REWRITE_MAX; how++)
+			ring_attack(req, resp, how);
 	}
 	pair_down(&sides[0], &sides[1]);
 	side_close(&sides[0]);

@@ -130,13 +130,17 @@ int raw_qp_connect(struct ibv_qp *qp, qp_modify_fn modify, uint32_t dest_qpn,
 	int err;
 
 	err = ibv_query_gid(qp->context, 1, gid_index, &gid);
-	return err ?: raw_qp_connect_to(qp, modify, dest_qpn, gid_index, &gid);
+	return err ?: raw_qp_connect_to(qp, modify, dest_qpn, gid_index, &gid,
+					1);
 }
 
-/* The same towards @dest_qpn at @dgid, from GID @gid_index. */
+/*
+ * The same towards @dest_qpn at @dgid, from GID @gid_index, an RC QP
+ * resending @rnr_retry times after RNR NAKs (7: for ever).
+ */
 int raw_qp_connect_to(struct ibv_qp *qp, qp_modify_fn modify,
 		      uint32_t dest_qpn, int gid_index,
-		      const union ibv_gid *dgid)
+		      const union ibv_gid *dgid, uint8_t rnr_retry)
 {
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
@@ -167,7 +171,7 @@ int raw_qp_connect_to(struct ibv_qp *qp, qp_modify_fn modify,
 		return err;
 	attr = (struct ibv_qp_attr){
 		.qp_state = IBV_QPS_RTS, .timeout = 10, .retry_cnt = 1,
-		.rnr_retry = 1, .max_rd_atomic = 1,
+		.rnr_retry = rnr_retry, .max_rd_atomic = 1,
 	};
 	return modify(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN | (rc ?
 		      IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
@@ -210,22 +214,40 @@ void pair_destroy(struct pair *p)
 	if (p->cq.context)
 		ibv_cmd_destroy_cq(&p->cq);
 	ring_unmap(&p->cqr);
+	if (p->far.cq.context)
+		ibv_cmd_destroy_cq(&p->far.cq);
+	ring_unmap(&p->far.cqr);
 	if (p->mr)
 		ibv_dereg_mr(p->mr);
+	if (p->far.mr)
+		ibv_dereg_mr(p->far.mr);
 	free(p->buf);
 	memset(p, 0, sizeof(*p));
+}
+
+/* QP @i's CQ and MR: the far device's for QP 1 of a far pair. */
+static struct ibv_cq *pair_cq(struct pair *p, int i)
+{
+	return i && p->far.ctx ? &p->far.cq : &p->cq;
+}
+
+static struct ibv_mr *pair_mr(struct pair *p, int i)
+{
+	return i && p->far.ctx ? p->far.mr : p->mr;
 }
 
 static int pair_qp_create(struct pair *p, int i)
 {
 	struct ibv_qp_init_attr attr = {
-		.send_cq = &p->cq, .recv_cq = &p->cq, .qp_type = IBV_QPT_RC,
+		.send_cq = pair_cq(p, i), .recv_cq = pair_cq(p, i),
+		.qp_type = IBV_QPT_RC,
 		.srq = p->srq.context ? &p->srq : NULL,
 		.cap = { .max_send_wr = PAIR_DEPTH, .max_recv_wr = PAIR_DEPTH,
 			 .max_send_sge = 2, .max_recv_sge = 2 },
 	};
 
-	return raw_qp_create(p->pd, &attr, &p->qp[i], &p->sq[i], &p->rq[i]);
+	return raw_qp_create(i && p->far.ctx ? p->far.pd : p->pd, &attr,
+			     &p->qp[i], &p->sq[i], &p->rq[i]);
 }
 
 static int pair_srq_create(struct pair *p)
@@ -237,6 +259,22 @@ static int pair_srq_create(struct pair *p)
 	return raw_srq_create(p->pd, &attr, &p->srq, &p->srqr);
 }
 
+/* The buffer, its MR and the CQ on @p's devices; 0 or an errno value. */
+static int pair_mem(struct pair *p)
+{
+	p->buf = calloc(1, 2 * PAIR_BUF_LEN);
+	p->mr = p->buf ? ibv_reg_mr(p->pd, p->buf, 2 * PAIR_BUF_LEN,
+				    IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (p->far.ctx && p->mr)
+		p->far.mr = ibv_reg_mr(p->far.pd, p->buf, 2 * PAIR_BUF_LEN,
+				       IBV_ACCESS_LOCAL_WRITE);
+	if (!p->mr || (p->far.ctx && !p->far.mr))
+		return errno;
+	return raw_cq_create(p->ctx, 4 * PAIR_DEPTH, &p->cq, &p->cqr) ?:
+	       (p->far.ctx ? raw_cq_create(p->far.ctx, 4 * PAIR_DEPTH,
+					   &p->far.cq, &p->far.cqr) : 0);
+}
+
 int pair_create(struct pair *p, struct ibv_context *ctx, struct ibv_pd *pd,
 		int gid_index, int srq)
 {
@@ -246,15 +284,7 @@ int pair_create(struct pair *p, struct ibv_context *ctx, struct ibv_pd *pd,
 	memset(p->seen, 0xff, sizeof(p->seen));
 	p->ctx = ctx;
 	p->pd = pd;
-	p->buf = calloc(1, 2 * PAIR_BUF_LEN);
-	p->mr = p->buf ? ibv_reg_mr(pd, p->buf, 2 * PAIR_BUF_LEN,
-				    IBV_ACCESS_LOCAL_WRITE) : NULL;
-	if (!p->mr) {
-		err = errno;
-		pair_destroy(p);
-		return err;
-	}
-	err = raw_cq_create(ctx, 4 * PAIR_DEPTH, &p->cq, &p->cqr);
+	err = pair_mem(p);
 	err = err ?: srq ? pair_srq_create(p) : 0;
 	err = err ?: pair_qp_create(p, 0);
 	err = err ?: pair_qp_create(p, 1);
@@ -262,6 +292,37 @@ int pair_create(struct pair *p, struct ibv_context *ctx, struct ibv_pd *pd,
 				    gid_index);
 	err = err ?: raw_qp_connect(&p->qp[1], raw_qp_modify, p->qp[0].qp_num,
 				    gid_index);
+	if (err)
+		pair_destroy(p);
+	return err;
+}
+
+/*
+ * A pair whose QP 1 is on @far_ctx, another device, the two connected
+ * over the wire between them through their GIDs @gid_index.
+ */
+int pair_create_far(struct pair *p, struct ibv_context *ctx,
+		    struct ibv_pd *pd, struct ibv_context *far_ctx,
+		    struct ibv_pd *far_pd, int gid_index)
+{
+	union ibv_gid gid[2];
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	memset(p->seen, 0xff, sizeof(p->seen));
+	p->ctx = ctx;
+	p->pd = pd;
+	p->far.ctx = far_ctx;
+	p->far.pd = far_pd;
+	err = ibv_query_gid(ctx, 1, gid_index, &gid[0]) ||
+	      ibv_query_gid(far_ctx, 1, gid_index, &gid[1]) ? EINVAL : 0;
+	err = err ?: pair_mem(p);
+	err = err ?: pair_qp_create(p, 0);
+	err = err ?: pair_qp_create(p, 1);
+	err = err ?: raw_qp_connect_to(&p->qp[0], raw_qp_modify,
+				       p->qp[1].qp_num, gid_index, &gid[1], 1);
+	err = err ?: raw_qp_connect_to(&p->qp[1], raw_qp_modify,
+				       p->qp[0].qp_num, gid_index, &gid[0], 1);
 	if (err)
 		pair_destroy(p);
 	return err;
@@ -280,7 +341,7 @@ struct softhca_send_wqe *pair_send_wqe(struct pair *p, int i,
 	};
 	*sge = (struct softhca_sge){
 		.addr = (uintptr_t)p->buf + i * PAIR_BUF_LEN, .length = 64,
-		.lkey = p->mr->lkey,
+		.lkey = pair_mr(p, i)->lkey,
 	};
 	return w;
 }
@@ -296,7 +357,7 @@ void pair_recv_wqe(struct pair *p, int i, uint32_t num_sge)
 					.num_sge = num_sge };
 	*sge = (struct softhca_sge){
 		.addr = (uintptr_t)p->buf + i * PAIR_BUF_LEN,
-		.length = PAIR_BUF_LEN, .lkey = p->mr->lkey,
+		.length = PAIR_BUF_LEN, .lkey = pair_mr(p, i)->lkey,
 	};
 	ring_publish(r, 1);
 }
@@ -326,8 +387,10 @@ uint32_t cq_ring_poll(struct ring *r, int *seen, size_t n)
 
 uint32_t pair_poll(struct pair *p)
 {
-	return cq_ring_poll(&p->cqr, p->seen,
-			    sizeof(p->seen) / sizeof(p->seen[0]));
+	size_t n = sizeof(p->seen) / sizeof(p->seen[0]);
+
+	return cq_ring_poll(&p->cqr, p->seen, n) +
+	       (p->far.ctx ? cq_ring_poll(&p->far.cqr, p->seen, n) : 0);
 }
 
 /* Waits up to @ms for the CQE of @wr_id; returns its status or -1. */

@@ -45,7 +45,7 @@ int raw_qp_connect(struct ibv_qp *qp, qp_modify_fn modify, uint32_t dest_qpn,
 		   int gid_index);
 int raw_qp_connect_to(struct ibv_qp *qp, qp_modify_fn modify,
 		      uint32_t dest_qpn, int gid_index,
-		      const union ibv_gid *dgid);
+		      const union ibv_gid *dgid, uint8_t rnr_retry);
 int raw_qp_state(struct ibv_qp *qp);
 int raw_doorbell(struct ibv_qp *qp);
 
@@ -55,7 +55,9 @@ int raw_doorbell(struct ibv_qp *qp);
 /*
  * Two RC QPs of one CQ, connected to each other, each with its half of a
  * registered buffer; with @srq set in pair_create, both take their
- * receive WQEs from one SRQ (the srqr ring) instead of their RQs.
+ * receive WQEs from one SRQ (the srqr ring) instead of their RQs.  Made
+ * by pair_create_far, QP 1 is another device's, reached over a wire, with
+ * its own CQ and MR (far).
  */
 struct pair {
 	struct ibv_context *ctx;
@@ -68,12 +70,22 @@ struct pair {
 	struct ring srqr;
 	struct ibv_qp qp[2];
 	struct ring sq[2], rq[2];
+	struct {
+		struct ibv_context *ctx;
+		struct ibv_pd *pd;
+		struct ibv_mr *mr;
+		struct ibv_cq cq;
+		struct ring cqr;
+	} far;
 	/* Statuses of the CQEs polled, by wr_id (0x100 + i, 0x200 + i). */
 	int seen[0x300];
 };
 
 int pair_create(struct pair *p, struct ibv_context *ctx, struct ibv_pd *pd,
 		int gid_index, int srq);
+int pair_create_far(struct pair *p, struct ibv_context *ctx,
+		    struct ibv_pd *pd, struct ibv_context *far_ctx,
+		    struct ibv_pd *far_pd, int gid_index);
 void pair_destroy(struct pair *p);
 struct softhca_send_wqe *pair_send_wqe(struct pair *p, int i,
 				       uint8_t opcode);
