@@ -3,8 +3,10 @@
 #
 # A campaign of userspace/tests/fuzz-uverbs (random uverbs commands, rings
 # written over while traffic runs) against softhca on the debug kernel
-# (KASAN, lockdep, kmemleak), in loopback on one device: the wire between
-# two guests is not fuzzed here.  --debian: on Debian's kernel instead.
+# (KASAN, lockdep, kmemleak): the commands go to one device, the traffic
+# of half the workers to a second one over a veth between two network
+# namespaces, the other half's in loopback.  --debian: on Debian's kernel
+# instead.
 # Defaults: $DURATION seconds (else 90), seed $SEED (else from the clock),
 # 4 processes, 10^6 operations (the time runs out first); on the debug
 # kernel, 2% of softhca's allocations fail meanwhile (fuzz-uverbs --fail;
@@ -12,7 +14,8 @@
 # the workers' logs (every operation, its arguments and its answer) and
 # the console stay in the run directory it names.  Results:
 #   fuzz/uverbs-setup, fuzz/uverbs-regress-<seed> (the kept cases),
-#   fuzz/uverbs, fuzz/uverbs-resources-baseline, fuzz/uverbs-unload
+#   fuzz/uverbs, fuzz/uverbs-over-the-wire,
+#   fuzz/uverbs-resources-baseline, fuzz/uverbs-unload
 #   (from the guest), and fuzz/uverbs-kernel-log-clean: no splat in the
 #   kernel log, kmemleak's scan after the run included.
 # Replay one worker of a campaign:

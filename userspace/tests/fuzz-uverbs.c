@@ -12,9 +12,14 @@
  * from op table 2 on, on-demand paging MRs, advise_mr over them and over
  * any MR, and QPs attached to and detached from multicast groups (a QP
  * attached is busy until detached; a process that exits leaves its
- * groups through ib_core's cleanup).
+ * groups through ib_core's cleanup); from table 3 on, memory windows of
+ * both types, bound by ibv_bind_mw and by BIND_MW work requests onto
+ * parts of MRs (an MR a window may be bound to may be busy), their
+ * rkeys used by the WRs and the bare WQEs, deallocated bound or not.
  * Meanwhile, in each worker, a thread runs traffic between two QPs of its
- * own in loopback while another writes random words over their rings.
+ * own in loopback while another writes random words over their rings;
+ * with --peer, in every other worker (the odd ones) the second QP is the
+ * peer device's, and their traffic crosses the wire between the two.
  *
  * Every call must be answered with success or an errno of the class the
  * call allows: a valid call succeeds (or finds no memory), a parent with
@@ -40,7 +45,7 @@
  *
  * Usage: RDMAV_DRIVERS=/abs/path/libsofthca fuzz-uverbs [--dev DEV]
  *        [--gid INDEX] [--seed S] [--ops N] [--procs P] [--seconds T]
- *        [--log DIR] [--worker N] [--fail PCT] [--table V]
+ *        [--log DIR] [--worker N] [--fail PCT] [--table V] [--peer DEV]
  * Exit status 0 when every worker found every answer of its class.
  */
 #define _GNU_SOURCE	/* strerrorname_np */
@@ -69,14 +74,15 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-enum { K_PD, K_CQ, K_QP, K_SRQ, K_MR, K_AH, K_N };
+enum { K_PD, K_CQ, K_QP, K_SRQ, K_MR, K_AH, K_MW, K_N };
 #define NPD 4
 #define NCQ 8
 #define NQP 16
 #define NSRQ 4
 #define NMR 8
 #define NAH 4
-static const int nslots[K_N] = { NPD, NCQ, NQP, NSRQ, NMR, NAH };
+#define NMW 4
+static const int nslots[K_N] = { NPD, NCQ, NQP, NSRQ, NMR, NAH, NMW };
 
 /* Sizes past which an object is destroyed as soon as it is made. */
 #define BIG 65536u
@@ -85,7 +91,7 @@ static const int nslots[K_N] = { NPD, NCQ, NQP, NSRQ, NMR, NAH };
 #define MAX_SGE 64
 
 /* The op table's newest version: what an operation added later adds. */
-#define TABLE 2
+#define TABLE 3
 static int table = TABLE;
 
 /* Answer classes: one bit per errno a call may be answered with. */
@@ -139,6 +145,12 @@ struct ah_slot {
 	int pd;
 };
 
+struct mw_slot {
+	struct ibv_mw *mw;
+	int pd;
+	unsigned int mrs;	/* the MRs a bind may have put it on */
+};
+
 /* One worker process's state. */
 static struct {
 	int index, log_fd, gid_index, fail;
@@ -147,6 +159,8 @@ static struct {
 	struct ibv_device_attr dev;
 	union ibv_gid gid;
 	struct ibv_pd *tpd;	/* the traffic pair's and the final check's */
+	struct ibv_context *peer;	/* the far QP's device, or NULL */
+	struct ibv_pd *peer_pd;
 	char *arena;
 	size_t page;
 	unsigned long op, unexpected;
@@ -159,6 +173,7 @@ static struct {
 	struct srq_slot srq[NSRQ];
 	struct mr_slot mr[NMR];
 	struct ah_slot ah[NAH];
+	struct mw_slot mw[NMW];
 	/* The traffic pair, and the threads around it. */
 	pthread_mutex_t lock;
 	struct pair pair;
@@ -833,6 +848,12 @@ static void op_reg_mr(void)
 	acc = rnd(8) ? access[rnd(ARRAY_SIZE(access))] : (int)next(&F.rng);
 	for (i = 0, valid = 0; i < ARRAY_SIZE(access); i++)
 		valid |= acc == access[i];
+	/*
+	 * Windows bind only to an MR that allows it, which makes it writable
+	 * (a window may grant remote writes): its pages must be.
+	 */
+	if (table >= 3 && rnd(2))
+		acc |= IBV_ACCESS_MW_BIND;
 	addr = pick_range(&len, &valid, acc & ~IBV_ACCESS_REMOTE_READ);
 	/* On demand, memory that is not there is found at a fault, later. */
 	if (table >= 2 && !rnd(4)) {
@@ -854,12 +875,25 @@ static void op_reg_mr(void)
 	child_live(K_MR, s, pd, 1);
 }
 
+/* How many live windows a bind may have put on MR @s. */
+static int mr_windows(int s)
+{
+	int w, n = 0;
+
+	for (w = 0; w < NMW; w++)
+		n += (F.live[K_MW] & 1u << w) && (F.mw[w].mrs & 1u << s);
+	return n;
+}
+
 static int mr_dereg(int s)
 {
-	int err = ibv_dereg_mr(F.mr[s].mr);
+	int err = ibv_dereg_mr(F.mr[s].mr), w;
 
 	if (err)
 		return err;
+	/* No window was bound to it, after all. */
+	for (w = 0; w < NMW; w++)
+		F.mw[w].mrs &= ~(1u << s);
 	child_live(K_MR, s, F.mr[s].pd, 0);
 	return 0;
 }
@@ -895,14 +929,149 @@ static int ah_destroy(int s)
 
 /* --- Destroying, in any order ------------------------------------------- */
 
+/* --- Memory windows --------------------------------------------------- */
+
+static void op_alloc_mw(void)
+{
+	int s = pick(K_MW, 0), pd = pick(K_PD, 1), type;
+
+	if (s < 0 || pd < 0)
+		return;
+	type = rnd(8) ? IBV_MW_TYPE_1 + (int)rnd(2) : (int)rnd(256);
+	begin("alloc_mw mw%d pd%d type %d", s, pd, type);
+	F.mw[s].mw = ibv_alloc_mw(F.pd[pd].pd, type);
+	if (answer(F.mw[s].mw ? 0 : errno,
+		   type == IBV_MW_TYPE_1 || type == IBV_MW_TYPE_2 ?
+		   VALID : REFUSED))
+		return;
+	F.mw[s].pd = pd;
+	F.mw[s].mrs = 0;
+	child_live(K_MW, s, pd, 1);
+}
+
+/*
+ * A live slot of @kind of PD @pd (a provider's RC or UC QP in RTS, for
+ * K_QP) from a random start, or -1: where a bind can take.
+ */
+static int pick_of_pd(int kind, int pd)
+{
+	int n = nslots[kind], start = rnd(n), i, s;
+
+	for (i = 0; i < n; i++) {
+		s = (start + i) % n;
+		if (!(F.live[kind] & 1u << s))
+			continue;
+		if (kind == K_MR && F.mr[s].pd == pd)
+			return s;
+		if (kind == K_QP && F.qp[s].pd == pd && !F.qp[s].is_raw &&
+		    F.qp[s].qp->qp_type != IBV_QPT_UD &&
+		    F.qp[s].qp->state == IBV_QPS_RTS)
+			return s;
+	}
+	return -1;
+}
+
+/*
+ * A window bound onto part of an MR (any MR: of another PD, without
+ * MW_BIND, a range past its end) or unbound, by ibv_bind_mw (type 1) or
+ * a BIND_MW work request (type 2), on any QP.  The bind itself runs in
+ * the engine: what it answers is the completion's, and the MR may or
+ * may not hold the window afterwards.
+ */
+static void op_bind_mw(void)
+{
+	static const unsigned int access[] = {
+		0, IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_WRITE,
+		IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
+		IBV_ACCESS_REMOTE_ATOMIC,
+		IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ZERO_BASED,
+	};
+	struct ibv_mw_bind_info info = {};
+	int w = pick(K_MW, 1), q, m, err;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_mw_bind b;
+	struct ibv_mr *mr;
+	uint64_t off;
+
+	if (w < 0)
+		return;
+	/* Mostly where it can take: a QP in RTS and an MR of its PD. */
+	q = rnd(4) ? pick_of_pd(K_QP, F.mw[w].pd) : -1;
+	q = q < 0 ? pick(K_QP, 1) : q;
+	m = rnd(4) ? pick_of_pd(K_MR, F.mw[w].pd) : -1;
+	m = m < 0 ? pick(K_MR, 1) : m;
+	if (q < 0 || F.qp[q].is_raw)
+		return;
+	if (m >= 0 && rnd(8)) {
+		mr = F.mr[m].mr;
+		off = rnd(mr->length + 1);
+		info = (struct ibv_mw_bind_info){
+			.mr = mr, .addr = (uintptr_t)mr->addr + off,
+			.length = rnd(8) ? rnd(mr->length - off + 1) :
+					   next(&F.rng),
+			.mw_access_flags = rnd(8) ?
+				access[rnd(ARRAY_SIZE(access))] :
+				(unsigned int)next(&F.rng),
+		};
+	}
+	if (rnd(2)) {
+		b = (struct ibv_mw_bind){ .wr_id = next(&F.rng),
+					  .send_flags = rnd(4),
+					  .bind_info = info };
+		begin("bind_mw mw%d qp%d mr%d addr %#" PRIx64 " len %#" PRIx64 " access %#x",
+		      w, q, info.mr ? m : -1, info.addr, info.length,
+		      info.mw_access_flags);
+		err = ibv_bind_mw(F.qp[q].qp, F.mw[w].mw, &b);
+	} else {
+		wr = (struct ibv_send_wr){
+			.wr_id = next(&F.rng), .opcode = IBV_WR_BIND_MW,
+			.send_flags = rnd(4),
+			.bind_mw = { .mw = F.mw[w].mw,
+				     .rkey = ibv_inc_rkey(F.mw[w].mw->rkey),
+				     .bind_info = info },
+		};
+		begin("post_send bind_mw mw%d qp%d mr%d addr %#" PRIx64 " len %#" PRIx64 " access %#x",
+		      w, q, info.mr ? m : -1, info.addr, info.length,
+		      info.mw_access_flags);
+		err = ibv_post_send(F.qp[q].qp, &wr, &bad);
+		/* A type 2 window's new rkey is its poster's to keep. */
+		if (!err)
+			F.mw[w].mw->rkey = wr.bind_mw.rkey;
+	}
+	if (!answer(err, REFUSED) && info.mr)
+		F.mw[w].mrs |= 1u << m;
+}
+
+static int mw_dealloc(int s)
+{
+	int err = ibv_dealloc_mw(F.mw[s].mw);
+
+	if (err)
+		return err;
+	child_live(K_MW, s, F.mw[s].pd, 0);
+	return 0;
+}
+
+/* A live window's rkey, mostly, from table 3 on; else @other. */
+static uint32_t window_rkey(uint32_t other)
+{
+	int w;
+
+	if (table < 3 || !rnd(2))
+		return other;
+	w = pick(K_MW, 1);
+	return w >= 0 ? F.mw[w].mw->rkey : other;
+}
+
 static int (*const destroyers[K_N])(int s) = {
 	[K_PD] = pd_dealloc, [K_CQ] = cq_destroy, [K_QP] = qp_destroy,
 	[K_SRQ] = srq_destroy, [K_MR] = mr_dereg, [K_AH] = ah_destroy,
+	[K_MW] = mw_dealloc,
 };
 
 static const char *const kind_names[K_N] = {
 	[K_PD] = "pd", [K_CQ] = "cq", [K_QP] = "qp", [K_SRQ] = "srq",
-	[K_MR] = "mr", [K_AH] = "ah",
+	[K_MR] = "mr", [K_AH] = "ah", [K_MW] = "mw",
 };
 
 /* A parent with children is busy: QPs on a CQ, an SRQ or a PD, ... */
@@ -924,20 +1093,27 @@ static int users(int kind, int s)
 static void destroy(int kind, int s)
 {
 	int n = users(kind, s);
+	unsigned int allowed = n ? A_EBUSY : A_OK;
 
+	/* A window holds the MR it is bound to: busy, if the bind took. */
+	if (kind == K_MR && mr_windows(s))
+		allowed = A_OK | A_EBUSY;
 	begin("destroy %s%d (%d users)", kind_names[kind], s, n);
-	answer(destroyers[kind](s), n ? A_EBUSY : A_OK);
+	answer(destroyers[kind](s), allowed);
 }
 
 /* Any object, a QP or an MR more often than a PD. */
 static void op_destroy(void)
 {
-	static const int weight[K_N] = {
+	int weight[K_N] = {
 		[K_PD] = 2, [K_CQ] = 3, [K_QP] = 4, [K_SRQ] = 2, [K_MR] = 4,
-		[K_AH] = 2,
+		[K_AH] = 2, [K_MW] = table >= 3 ? 2 : 0,
 	};
-	int kind, r = rnd(17), s;
+	int kind, r, s, total = 0;
 
+	for (kind = 0; kind < K_N; kind++)
+		total += weight[kind];
+	r = rnd(total);
 	for (kind = 0; r >= weight[kind]; kind++)
 		r -= weight[kind];
 	s = pick(kind, 1);
@@ -1025,8 +1201,9 @@ static void random_send_wr(struct ibv_send_wr *wr, struct ibv_sge *sge,
 	case 0:
 		wr->wr.rdma.remote_addr = m >= 0 && rnd(4) ?
 			(uintptr_t)F.mr[m].mr->addr : next(&F.rng);
-		wr->wr.rdma.rkey = m >= 0 && rnd(4) ? F.mr[m].mr->rkey :
-						    next(&F.rng);
+		wr->wr.rdma.rkey = window_rkey(m >= 0 && rnd(4) ?
+					       F.mr[m].mr->rkey :
+					       next(&F.rng));
 		break;
 	case 1:
 		wr->wr.atomic.remote_addr = m >= 0 && rnd(4) ?
@@ -1084,6 +1261,27 @@ static void op_post(void)
 		answer(ibv_post_recv(q->qp, rwr, &rbad), REFUSED);
 }
 
+/*
+ * A bare BIND_MW WQE, mostly of a live window onto a live MR: the window
+ * may be on the MR afterwards.
+ */
+static void raw_bind(struct softhca_send_wqe *w)
+{
+	int mw = pick(K_MW, 1), m = pick(K_MR, 1);
+	struct ibv_mr *mr;
+
+	if (mw < 0 || m < 0 || !rnd(4))
+		return;
+	mr = F.mr[m].mr;
+	w->bind.mw_key = ibv_inc_rkey(F.mw[mw].mw->rkey);
+	w->bind.mr_lkey = mr->lkey;
+	w->bind.addr = (uintptr_t)mr->addr + rnd(mr->length + 1);
+	w->bind.length = rnd(mr->length + 1);
+	w->bind.access = rnd(2) ? IBV_ACCESS_REMOTE_WRITE |
+				  IBV_ACCESS_REMOTE_READ : (uint32_t)next(&F.rng);
+	F.mw[mw].mrs |= 1u << m;
+}
+
 /* A WQE header and as many SGEs as the entry has room for. */
 static void raw_wqe(struct ring *r, int send)
 {
@@ -1103,6 +1301,8 @@ static void raw_wqe(struct ring *r, int send)
 		w->opcode = rnd(8) ? rnd(IBV_WR_SEND_WITH_INV + 1) : rnd(256);
 		w->flags = rnd(16);
 		w->num_sge = rnd(8) ? rnd(room + 1) : rnd(256);
+		if (table >= 3 && w->opcode == IBV_WR_BIND_MW)
+			raw_bind(w);
 	} else {
 		((struct softhca_recv_wqe *)e)->num_sge =
 			rnd(8) ? rnd(room + 1) : (uint32_t)next(&F.rng);
@@ -1273,7 +1473,10 @@ static int pair_up(uint64_t *rng)
 	int err;
 
 	pthread_mutex_lock(&F.lock);
-	err = pair_create(&F.pair, F.ctx, F.tpd, F.gid_index, next(rng) & 1);
+	err = next(rng) & 1;
+	err = F.peer ? pair_create_far(&F.pair, F.ctx, F.tpd, F.peer,
+				       F.peer_pd, F.gid_index) :
+		       pair_create(&F.pair, F.ctx, F.tpd, F.gid_index, err);
 	F.pair_live = !err;
 	pthread_mutex_unlock(&F.lock);
 	F.pairs++;
@@ -1321,8 +1524,8 @@ static int pair_step(uint64_t *rng)
 }
 
 /*
- * Traffic between the two QPs of a pair in loopback; a pair that the
- * scribbler broke (a QP in error, or no room left in its rings as far as
+ * Traffic between the two QPs of a pair, in loopback or over the wire; a
+ * pair that the scribbler broke (a QP in error, or no room left in its rings as far as
  * their indices say) or that has had its time is replaced.
  */
 static void *traffic(void *arg)
@@ -1366,7 +1569,7 @@ static void *scribbler(void *arg)
 	uint64_t rng = F.seed ^ 0x7363726962626c65ull;
 	struct pair *p = &F.pair;
 	struct ring *rings[] = { &p->cqr, &p->sq[0], &p->sq[1], &p->rq[0],
-				 &p->rq[1], &p->srqr };
+				 &p->rq[1], &p->srqr, &p->far.cqr };
 	uint64_t x;
 	int n;
 
@@ -1536,6 +1739,7 @@ static const struct {
 	{ op_raw_post, 8, 1 }, { op_scribble, 4, 1 },
 	{ op_garbage_write, 3, 1 }, { op_garbage_ioctl, 3, 1 },
 	{ op_mcast, 3, 2 }, { op_advise_mr, 3, 2 },
+	{ op_alloc_mw, 2, 3 }, { op_bind_mw, 4, 3 },
 };
 
 static int op_weight(size_t i)
@@ -1559,7 +1763,9 @@ static void run_op(void)
 /* Children before parents; every destroy must succeed now. */
 static void cleanup(void)
 {
-	static const int order[] = { K_QP, K_AH, K_MR, K_SRQ, K_CQ, K_PD };
+	static const int order[] = {
+		K_QP, K_AH, K_MW, K_MR, K_SRQ, K_CQ, K_PD,
+	};
 	union ibv_gid gid;
 	size_t i;
 	int s, g;
@@ -1628,10 +1834,11 @@ static int fail_arm(int pct)
 	       fail_set("probability", val);
 }
 
-static int setup(const char *dev_name, const char *dir)
+static int setup(const char *dev_name, const char *peer, const char *dir)
 {
 	struct ibv_device **list;
 	char path[4096];
+	int err;
 
 	snprintf(path, sizeof(path), "%s/fuzz-uverbs.%d.log", dir, F.index);
 	F.log_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
@@ -1644,25 +1851,31 @@ static int setup(const char *dev_name, const char *dir)
 	F.page = sysconf(_SC_PAGESIZE);
 	list = ibv_get_device_list(NULL);
 	F.ctx = tap_open(list, dev_name);
-	ibv_free_device_list(list);
-	if (!F.ctx || ibv_query_device(F.ctx, &F.dev) ||
-	    ibv_query_gid(F.ctx, 1, F.gid_index, &F.gid) ||
-	    arena_init() || !(F.tpd = ibv_alloc_pd(F.ctx))) {
-		fprintf(stderr, "worker %d: setup failed\n", F.index);
-		return 1;
+	/* An odd worker's traffic goes to the peer, over the wire. */
+	if (peer && F.index % 2) {
+		F.peer = tap_open(list, peer);
+		F.peer_pd = F.peer ? ibv_alloc_pd(F.peer) : NULL;
+		log_line("traffic: to %s, over the wire\n", peer);
 	}
-	return 0;
+	ibv_free_device_list(list);
+	err = !F.ctx || ibv_query_device(F.ctx, &F.dev) ||
+	      ibv_query_gid(F.ctx, 1, F.gid_index, &F.gid) ||
+	      arena_init() || !(F.tpd = ibv_alloc_pd(F.ctx)) ||
+	      (peer && F.index % 2 && !F.peer_pd);
+	if (err)
+		fprintf(stderr, "worker %d: setup failed\n", F.index);
+	return err;
 }
 
-static int worker(const char *dev_name, const char *dir, unsigned long nops,
-		  time_t deadline)
+static int worker(const char *dev_name, const char *peer, const char *dir,
+		  unsigned long nops, time_t deadline)
 {
 	void *(*fns[])(void *) = { traffic, scribbler, events, watchdog };
 	pthread_t t[ARRAY_SIZE(fns)];
 	int err, go;
 	size_t i;
 
-	err = setup(dev_name, dir);
+	err = setup(dev_name, peer, dir);
 	__atomic_add_fetch(&shared->ready, 1, __ATOMIC_SEQ_CST);
 	if (err)
 		return 2;
@@ -1699,6 +1912,8 @@ static int worker(const char *dev_name, const char *dir, unsigned long nops,
 	       F.index, F.op, F.unexpected, F.pairs, F.sends, F.cqes,
 	       F.scribbles, F.events);
 	ibv_close_device(F.ctx);
+	if (F.peer)
+		ibv_close_device(F.peer);
 	return F.unexpected ? 1 : 0;
 }
 
@@ -1720,7 +1935,7 @@ static double now(void)
 }
 
 struct options {
-	const char *dev, *dir;
+	const char *dev, *dir, *peer;
 	uint64_t seed;
 	unsigned long ops;
 	int procs, seconds, gid, only, fail;
@@ -1734,6 +1949,7 @@ static int parse(int argc, char **argv, struct options *o)
 		{ "procs", 1, NULL, 'p' }, { "seconds", 1, NULL, 't' },
 		{ "log", 1, NULL, 'l' }, { "worker", 1, NULL, 'w' },
 		{ "fail", 1, NULL, 'f' }, { "table", 1, NULL, 'v' },
+		{ "peer", 1, NULL, 'P' },
 		{}
 	};
 	int c;
@@ -1755,6 +1971,7 @@ static int parse(int argc, char **argv, struct options *o)
 		case 'w': o->only = atoi(optarg); break;
 		case 'f': o->fail = atoi(optarg); break;
 		case 'v': table = atoi(optarg); break;
+		case 'P': o->peer = optarg; break;
 		default: return 1;
 		}
 	}
@@ -1770,7 +1987,7 @@ static int run_worker(const struct options *o, int i, time_t deadline)
 	F.rng = F.seed;
 	F.gid_index = o->gid;
 	F.fail = !!o->fail;
-	return worker(o->dev, o->dir, o->ops / o->procs, deadline);
+	return worker(o->dev, o->peer, o->dir, o->ops / o->procs, deadline);
 }
 
 /* Waits for every worker; 0 when all exited with 0. */
@@ -1805,7 +2022,7 @@ int main(int argc, char **argv)
 	double t0;
 
 	if (parse(argc, argv, &o)) {
-		fprintf(stderr, "usage: %s [--dev DEV] [--gid INDEX] [--seed S] [--ops N] [--procs P] [--seconds T] [--log DIR] [--worker N] [--fail PCT] [--table V]\n",
+		fprintf(stderr, "usage: %s [--dev DEV] [--gid INDEX] [--seed S] [--ops N] [--procs P] [--seconds T] [--log DIR] [--worker N] [--fail PCT] [--table V] [--peer DEV]\n",
 			argv[0]);
 		return 2;
 	}
