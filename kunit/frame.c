@@ -5,6 +5,8 @@
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
 #include <net/addrconf.h>
+#include <net/arp.h>
+#include <net/ip.h>
 #include <net/ndisc.h>
 #include <net/neighbour.h>
 #include <rdma/ib_cache.h>
@@ -25,6 +27,12 @@ const u8 shca_frame_peer_mac[ETH_ALEN] = {
 	0x52, 0x54, 0x00, 0x12, 0x34, 0x56
 };
 
+/* TEST-NET-2: the netdev's IPv4 address, and the peer's beside it. */
+#define SHCA_FRAME_NET4 0xc6336400	/* 198.51.100.0/24 */
+#define SHCA_FRAME_PLEN4 24
+static const __be32 shca_frame_addr4 = cpu_to_be32(SHCA_FRAME_NET4 | 1);
+const __be32 shca_frame_peer4 = cpu_to_be32(SHCA_FRAME_NET4 | 2);
+
 /* The ICRC the frame carries. */
 u32 shca_frame_icrc(const struct shca_frame *f)
 {
@@ -38,7 +46,7 @@ u32 shca_frame_icrc(const struct shca_frame *f)
 u32 shca_frame_want_icrc(const struct shca_frame *f)
 {
 	return shca_icrc_buf(shca_frame_ip6(f), f->len - SHCA_FRAME_IP_OFF,
-			     true);
+			     !shca_frame_is_v4(f));
 }
 
 void shca_frame_seal(struct shca_frame *f)
@@ -49,14 +57,33 @@ void shca_frame_seal(struct shca_frame *f)
 }
 
 /*
+ * The IP header's length field (IPv6's payload length, IPv4's total
+ * length, whose header checksum follows) and the UDP length, as given.
+ */
+void shca_frame_set_lens(struct shca_frame *f, u16 ip_len, u16 udp_len)
+{
+	struct iphdr *ip4 = shca_frame_ip4(f);
+
+	shca_frame_udp(f)->len = htons(udp_len);
+	if (!shca_frame_is_v4(f)) {
+		shca_frame_ip6(f)->payload_len = htons(ip_len);
+		return;
+	}
+	ip4->tot_len = htons(ip_len);
+	ip_send_check(ip4);
+}
+
+/*
  * Ends the frame @len bytes after the UDP header, with the lengths right,
  * and the ICRC when there is room for the BTH it covers.
  */
 void shca_frame_cut(struct shca_frame *f, unsigned int len)
 {
-	f->len = SHCA_FRAME_BTH_OFF + len;
-	shca_frame_udp(f)->len = htons(sizeof(struct udphdr) + len);
-	shca_frame_ip6(f)->payload_len = shca_frame_udp(f)->len;
+	unsigned int udp_len = sizeof(struct udphdr) + len;
+
+	f->len = shca_frame_bth_off(f) + len;
+	shca_frame_set_lens(f, shca_frame_is_v4(f) ?
+			    sizeof(struct iphdr) + udp_len : udp_len, udp_len);
 	if (len >= sizeof(struct shca_bth) + SHCA_ICRC_LEN)
 		shca_frame_seal(f);
 }
@@ -87,6 +114,137 @@ void shca_frame_peer_av(struct rdma_ah_attr *ah)
 	ether_addr_copy(ah->roce.dmac, shca_frame_peer_mac);
 }
 
+/* An address vector to the peer's IPv4 address, from GID @sgid_index. */
+void shca_frame_peer_av4(struct rdma_ah_attr *ah, u8 sgid_index)
+{
+	union ib_gid dgid;
+
+	shca_frame_peer_av(ah);
+	ipv6_addr_set_v4mapped(shca_frame_peer4, (struct in6_addr *)&dgid);
+	rdma_ah_set_grh(ah, &dgid, 0, sgid_index, 64, 0);
+}
+
+/*
+ * Gives @ndev an IPv4 address through rtnetlink, as `ip addr add` does,
+ * from a kernel socket: there is no other way for a module.
+ */
+static int shca_frame_add_addr4(struct net_device *ndev, __be32 addr,
+				u8 plen)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifaddrmsg ifa;
+		struct nlattr local;
+		__be32 local_addr;
+		struct nlattr address;
+		__be32 address_addr;
+	} req = {
+		.nh = {
+			.nlmsg_len = sizeof(req),
+			.nlmsg_type = RTM_NEWADDR,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK |
+				       NLM_F_CREATE | NLM_F_REPLACE,
+		},
+		.ifa = {
+			.ifa_family = AF_INET,
+			.ifa_prefixlen = plen,
+			.ifa_index = ndev->ifindex,
+		},
+		.local = { .nla_len = NLA_HDRLEN + 4, .nla_type = IFA_LOCAL },
+		.local_addr = addr,
+		.address = { .nla_len = NLA_HDRLEN + 4,
+			     .nla_type = IFA_ADDRESS },
+		.address_addr = addr,
+	};
+	struct {
+		struct nlmsghdr nh;
+		struct nlmsgerr err;
+	} ack;
+	struct kvec iov = { .iov_base = &req, .iov_len = sizeof(req) };
+	struct msghdr msg = {};
+	struct socket *sock;
+	struct file *file;
+	int ret;
+
+	ret = sock_create_kern(dev_net(ndev), AF_NETLINK, SOCK_RAW,
+			       NETLINK_ROUTE, &sock);
+	if (ret)
+		return ret;
+	/* rtnetlink asks the sending socket's file for CAP_NET_ADMIN. */
+	file = sock_alloc_file(sock, 0, NULL);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	ret = kernel_sendmsg(sock, &msg, &iov, 1, sizeof(req));
+	if (ret >= 0) {
+		iov = (struct kvec){ .iov_base = &ack, .iov_len = sizeof(ack) };
+		ret = kernel_recvmsg(sock, &msg, &iov, 1, sizeof(ack), 0);
+	}
+	if (ret >= 0)
+		ret = ret < (int)sizeof(ack) || ack.nh.nlmsg_type != NLMSG_ERROR ?
+		      -EPROTO : ack.err.error;
+	fput(file);
+	return ret;
+}
+
+/* The index of @fx's RoCEv2 GID @gid, or -1. */
+static int shca_frame_gid_index(struct shca_fixture *fx,
+				const union ib_gid *gid)
+{
+	const struct ib_gid_attr *attr;
+	unsigned int i, n;
+	int found = -1;
+
+	n = fx->ibdev->port_data[SHCA_PORT].immutable.gid_tbl_len;
+	for (i = 0; i < n && found < 0; i++) {
+		attr = rdma_get_gid_attr(fx->ibdev, SHCA_PORT, i);
+		if (IS_ERR(attr))
+			continue;
+		if (!memcmp(&attr->gid, gid, sizeof(*gid)) &&
+		    attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP)
+			found = i;
+		rdma_put_gid_attr(attr);
+	}
+	return found;
+}
+
+/**
+ * shca_frame_inet() - the fixture's netdev on the peer's IPv4 subnet
+ * @test: the test
+ * @fx: the fixture
+ * @gid: filled with the device's GID of that address (v4-mapped)
+ *
+ * Gives the netdev its address (again, if it has it), puts the peer in
+ * its ARP table for good, and waits for ib_core to add the GID.
+ *
+ * Return: the GID's index.
+ */
+u8 shca_frame_inet(struct kunit *test, struct shca_fixture *fx,
+		   union ib_gid *gid)
+{
+	struct neighbour *n;
+	int index, tries;
+
+	KUNIT_ASSERT_EQ(test, shca_frame_add_addr4(fx->ndev, shca_frame_addr4,
+						   SHCA_FRAME_PLEN4), 0);
+	n = __neigh_lookup(&arp_tbl, &shca_frame_peer4, fx->ndev, 1);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, n);
+	KUNIT_ASSERT_EQ(test, neigh_update(n, shca_frame_peer_mac,
+					   NUD_PERMANENT,
+					   NEIGH_UPDATE_F_OVERRIDE |
+					   NEIGH_UPDATE_F_ADMIN, 0), 0);
+	neigh_release(n);
+	ipv6_addr_set_v4mapped(shca_frame_addr4, (struct in6_addr *)gid);
+	for (tries = 0; tries < 200; tries++) {
+		index = shca_frame_gid_index(fx, gid);
+		if (index >= 0)
+			break;
+		msleep(50);
+	}
+	KUNIT_ASSERT_GE_MSG(test, index, 0, "no GID for %pI4",
+			    &shca_frame_addr4);
+	return index;
+}
+
 /* GID 0, the link-local address, once it is no longer tentative. */
 void shca_frame_gid(struct kunit *test, struct shca_fixture *fx,
 		    union ib_gid *gid)
@@ -114,7 +272,7 @@ unsigned int shca_frame_size(const struct shca_pkt *pkt)
 /**
  * shca_frame_fill() - a packet from the peer to the device, in a buffer
  * @ndev: the device's netdev, the Ethernet destination
- * @gid: the device's GID, the IPv6 destination
+ * @gid: the device's GID, the IP destination (IPv4 when v4-mapped)
  * @pkt: the transport headers, of an opcode wire.c knows; @pkt->paylen
  *	bytes of payload follow
  * @payload: the payload (NULL when @pkt->paylen is 0)
@@ -129,22 +287,35 @@ void shca_frame_fill(struct net_device *ndev, const union ib_gid *gid,
 {
 	unsigned int hdr_len = shca_pkt_hdr_len(pkt->opcode);
 	unsigned int size = shca_frame_size(pkt);
+	bool v4 = ipv6_addr_v4mapped((const struct in6_addr *)gid);
 	struct ipv6hdr *ip6;
 	struct ethhdr *eth;
 	struct udphdr *udp;
+	struct iphdr *ip4;
 
 	memset(f->buf, 0, size);
 	f->nr_frags = 0;
 	eth = shca_frame_eth(f);
 	ether_addr_copy(eth->h_dest, ndev->dev_addr);
 	ether_addr_copy(eth->h_source, shca_frame_peer_mac);
-	eth->h_proto = htons(ETH_P_IPV6);
-	ip6 = shca_frame_ip6(f);
-	ip6->version = 6;
-	ip6->nexthdr = IPPROTO_UDP;
-	ip6->hop_limit = 64;
-	ip6->saddr = shca_frame_peer;
-	memcpy(&ip6->daddr, gid, sizeof(*gid));
+	eth->h_proto = htons(v4 ? ETH_P_IP : ETH_P_IPV6);
+	if (v4) {
+		ip4 = shca_frame_ip4(f);
+		ip4->version = 4;
+		ip4->ihl = sizeof(*ip4) / 4;
+		ip4->frag_off = htons(IP_DF);
+		ip4->ttl = 64;
+		ip4->protocol = IPPROTO_UDP;
+		ip4->saddr = shca_frame_peer4;
+		memcpy(&ip4->daddr, &gid->raw[12], sizeof(ip4->daddr));
+	} else {
+		ip6 = shca_frame_ip6(f);
+		ip6->version = 6;
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = 64;
+		ip6->saddr = shca_frame_peer;
+		memcpy(&ip6->daddr, gid, sizeof(*gid));
+	}
 	udp = shca_frame_udp(f);
 	udp->source = htons(SHCA_FRAME_PEER_SPORT);
 	udp->dest = htons(SHCA_ROCE_UDP_PORT);
@@ -219,6 +390,21 @@ void shca_frame_inject(struct kunit *test, struct net_device *ndev,
 	shca_frame_inject_room(test, ndev, f, n, 0);
 }
 
+/* UDP over IPv4 or IPv6, to the RoCEv2 port. */
+bool shca_frame_is_roce(const struct shca_frame *f)
+{
+	if (f->len < ETH_HLEN || f->len <= shca_frame_bth_off(f))
+		return false;
+	if (shca_frame_is_v4(f)) {
+		if (shca_frame_ip4(f)->protocol != IPPROTO_UDP)
+			return false;
+	} else if (shca_frame_eth(f)->h_proto != htons(ETH_P_IPV6) ||
+		   shca_frame_ip6(f)->nexthdr != IPPROTO_UDP) {
+		return false;
+	}
+	return shca_frame_udp(f)->dest == htons(SHCA_ROCE_UDP_PORT);
+}
+
 /**
  * shca_frame_sent() - the next RoCEv2 frame @ndev sent, linearised
  * @test: the test, which owns the frame's memory
@@ -249,10 +435,7 @@ bool shca_frame_sent(struct kunit *test, struct net_device *ndev,
 		ret = f->buf ? skb_copy_bits(skb, 0, f->buf, f->len) : -ENOMEM;
 		kfree_skb(skb);
 		KUNIT_ASSERT_EQ(test, ret, 0);
-		if (f->len > SHCA_FRAME_BTH_OFF &&
-		    shca_frame_eth(f)->h_proto == htons(ETH_P_IPV6) &&
-		    shca_frame_ip6(f)->nexthdr == IPPROTO_UDP &&
-		    shca_frame_udp(f)->dest == htons(SHCA_ROCE_UDP_PORT))
+		if (shca_frame_is_roce(f))
 			return true;
 	}
 }

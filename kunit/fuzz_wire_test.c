@@ -7,14 +7,16 @@
  * The test plays frame.h's peer.  QPs of every type the wire speaks (RC,
  * UC, UD) wait in every state a QP can be in (RESET, INIT, RTR, RTS, SQD,
  * SQE but on RC, ERR), some of them mid-message: a SEND half received, a
- * request of their own in flight.  Each batch takes one QP and one opcode
+ * request of their own in flight; each of them twice, its path and its
+ * frames IPv6 (the link-local GID) or IPv4 (a v4-mapped GID, the netdev
+ * given an address for it).  Each batch takes one QP and one opcode
  * of IBA table 38 of the QP's transport, builds valid frames of it, and
  * mutates them: PSNs near the expected one and far from it, payload and
  * DMA lengths, remote keys and addresses, AETH syndromes and MSNs,
  * opcodes (the headers rebuilt for the new one, or only the opcode byte
  * changed, so that the header lengths disagree), pad counts, TVer,
  * flags, keys, destination QPs (ib_mad's GSI QP 1 among them, with its
- * Q_Key), the IPv6 and UDP lengths, truncation and random bytes.  Half
+ * Q_Key), the IP and UDP lengths, truncation and random bytes.  Half
  * of the SEND_WITH_INVALIDATE frames name, by its exact key, a
  * fast-registration MR of the QPs' PD, so that remote invalidation runs
  * too.  The ICRC is then computed again, so that the mutations reach
@@ -23,7 +25,7 @@
  * The frames enter where the network delivers them, the netdev's receive
  * path, so the campaign does not depend on how the transport is built.
  * Every frame is accounted for: it reached the device (rx_packets) or the
- * IPv6 or UDP layer dropped it (their MIB counters); of those that
+ * IP or UDP layer dropped it (their MIB counters); of those that
  * reached the device, the header checks dropped some, by reason, and the
  * others reached their QP.  For every opcode and every state, some
  * mutated frame must have reached its QP: a campaign whose frames all die
@@ -138,7 +140,9 @@ static const struct shca_fz_plan shca_fz_plans[] = {
 	{ IB_QPT_UD, IB_QPS_ERR },
 };
 
-#define SHCA_FZ_NQP ARRAY_SIZE(shca_fz_plans)
+#define SHCA_FZ_NPLAN ARRAY_SIZE(shca_fz_plans)
+/* Each plan twice: QP i is IPv4 from SHCA_FZ_NPLAN on. */
+#define SHCA_FZ_NQP (2 * SHCA_FZ_NPLAN)
 
 /* Each type's QP ready for traffic, for the checks after the campaign. */
 static const struct shca_fz_plan shca_fz_idle[] = {
@@ -191,6 +195,7 @@ static const char *const shca_fz_mut_names[SHCA_FZ_M_MAX] = {
 /* The QP of a plan, and what the test knows of it. */
 struct shca_fz_qp {
 	const struct shca_fz_plan *plan;
+	bool v4;			/* its path and frames are IPv4 */
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	u32 peer_qpn;
@@ -225,16 +230,19 @@ struct shca_fz {
 	struct ib_mr *inv_mr;		/* what SEND_WITH_INV frames may name */
 	u8 *mem;			/* the MRs' memory */
 	u8 *payload;
-	union ib_gid gid;
+	union ib_gid gid;		/* GID 0, IPv6 link-local */
+	union ib_gid gid4;		/* the netdev's IPv4 address */
+	u8 sgid4;			/* its index */
 	struct shca_fz_qp qp[SHCA_FZ_NQP];
 	struct shca_frame f[SHCA_FZ_BATCH];
 	u64 sent;
 	u64 batches;
 	u64 accepted;
+	u64 sent4, accepted4;		/* of them, IPv4 frames */
 	u64 cnt0[SHCA_CNT_MAX];		/* the counters when the round began */
 	u64 net0;
 	u64 muts[SHCA_FZ_M_MAX];
-	bool covered[256][IB_QPS_ERR + 1];
+	bool covered[2][256][IB_QPS_ERR + 1];	/* IPv6, IPv4 */
 	struct shca_fz_rec log[SHCA_FZ_LOG];
 };
 
@@ -273,25 +281,37 @@ static u64 shca_fz_hdr_drops(struct shca_fz *fz)
 	return n;
 }
 
-static u64 shca_fz_ip6(struct net *net, int field)
+/* What IPv4 or IPv6 counts of frames it dropped: bad lengths, headers. */
+static u64 shca_fz_ip_drops(struct ipstats_mib __percpu *mib)
 {
-	return snmp_fold_field64(net->mib.ipv6_statistics, field,
+	return snmp_fold_field64(mib, IPSTATS_MIB_INTRUNCATEDPKTS,
+				 offsetof(struct ipstats_mib, syncp)) +
+	       snmp_fold_field64(mib, IPSTATS_MIB_INHDRERRORS,
+				 offsetof(struct ipstats_mib, syncp)) +
+	       snmp_fold_field64(mib, IPSTATS_MIB_INDISCARDS,
 				 offsetof(struct ipstats_mib, syncp));
 }
 
 /*
- * Frames IPv6 and UDP dropped (lengths they refused) before the device
- * saw them; nothing else is received in the guest meanwhile.
+ * Frames IP and UDP dropped (lengths and headers they refused) before
+ * the device saw them; nothing else is received in the guest meanwhile.
  */
 static u64 shca_fz_net_drops(struct shca_fz *fz)
 {
 	struct net *net = dev_net(fz->fx->ndev);
 
-	return shca_fz_ip6(net, IPSTATS_MIB_INTRUNCATEDPKTS) +
-	       shca_fz_ip6(net, IPSTATS_MIB_INHDRERRORS) +
-	       shca_fz_ip6(net, IPSTATS_MIB_INDISCARDS) +
-	       snmp_fold_field(net->mib.udp_stats_in6, UDP_MIB_INERRORS) -
+	return shca_fz_ip_drops(net->mib.ipv6_statistics) +
+	       shca_fz_ip_drops(net->mib.ip_statistics) +
+	       snmp_fold_field(net->mib.udp_stats_in6, UDP_MIB_INERRORS) +
+	       snmp_fold_field(net->mib.udp_statistics, UDP_MIB_INERRORS) -
 	       fz->net0;
+}
+
+/* The GID @t's frames go to, of its family. */
+static const union ib_gid *shca_fz_gid(struct shca_fz *fz,
+				       const struct shca_fz_qp *t)
+{
+	return t->v4 ? &fz->gid4 : &fz->gid;
 }
 
 static u64 shca_fz_rx(struct shca_fz *fz)
@@ -323,7 +343,7 @@ static void shca_fz_dump(struct shca_fz *fz)
 
 /*
  * The frames reached the netdev's receive path: wait until each was
- * counted, by the device or by IPv6 and UDP.
+ * counted, by the device or by IP and UDP.
  */
 static void shca_fz_inject(struct shca_fz *fz, unsigned int n, u64 *passed)
 {
@@ -389,7 +409,10 @@ static void shca_fz_rtr(struct shca_fz *fz, struct shca_fz_qp *t)
 	int mask = IB_QP_STATE;
 
 	if (t->plan->type != IB_QPT_UD) {
-		shca_frame_peer_av(&attr.ah_attr);
+		if (t->v4)
+			shca_frame_peer_av4(&attr.ah_attr, fz->sgid4);
+		else
+			shca_frame_peer_av(&attr.ah_attr);
 		mask |= IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN |
 			IB_QP_RQ_PSN;
 	}
@@ -552,8 +575,8 @@ static void shca_fz_half_send(struct shca_fz *fz, struct shca_fz_qp *t)
 			      (i ? SHCA_OP_SEND_MIDDLE : SHCA_OP_SEND_FIRST),
 			      i, &pkt);
 		pkt.paylen = SHCA_FZ_MTU;
-		shca_frame_fill(fz->fx->ndev, &fz->gid, &pkt, fz->payload,
-				&fz->f[i]);
+		shca_frame_fill(fz->fx->ndev, shca_fz_gid(fz, t), &pkt,
+				fz->payload, &fz->f[i]);
 	}
 	shca_fz_inject(fz, 2, NULL);
 	t->epsn = (t->epsn + 2) & SHCA_BTH_PSN;
@@ -620,6 +643,7 @@ static enum ib_qp_state shca_fz_state(struct shca_fz_qp *t)
 
 static void shca_fz_create(struct shca_fz *fz, unsigned int i)
 {
+	const struct shca_fz_plan *plan = &shca_fz_plans[i % SHCA_FZ_NPLAN];
 	struct ib_cq_init_attr cq_attr = { .cqe = 256 };
 	struct shca_fz_qp *t = &fz->qp[i];
 	struct ib_qp_init_attr init = {
@@ -630,10 +654,11 @@ static void shca_fz_create(struct shca_fz *fz, unsigned int i)
 			.max_recv_sge = 1,
 		},
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.qp_type = shca_fz_plans[i].type,
+		.qp_type = plan->type,
 	};
 
-	t->plan = &shca_fz_plans[i];
+	t->plan = plan;
+	t->v4 = i >= SHCA_FZ_NPLAN;
 	t->peer_qpn = SHCA_FZ_PEER_QPN + i;
 	t->rbuf = kunit_kzalloc(fz->test, SHCA_FZ_RBUF, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(fz->test, t->rbuf);
@@ -712,6 +737,7 @@ static struct shca_fz *shca_fz_setup(struct kunit *test, u64 round)
 	}
 	shca_frame_gid(test, fz->fx, &fz->gid);
 	shca_frame_neigh(test, fz->fx->ndev);
+	fz->sgid4 = shca_frame_inet(test, fz->fx, &fz->gid4);
 	/* No global rkey: a mutated address must not reach all memory. */
 	fz->pd = ib_alloc_pd(fz->fx->ibdev, 0);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, fz->pd);
@@ -727,7 +753,12 @@ static struct shca_fz *shca_fz_setup(struct kunit *test, u64 round)
 static void shca_fz_set_lens(struct shca_fz *fz, struct shca_frame *f,
 			     bool ip)
 {
-	u16 len = f->len - SHCA_FRAME_IP_OFF - sizeof(struct ipv6hdr);
+	u16 udp_len = ntohs(shca_frame_udp(f)->len);
+	u16 ip_len = shca_frame_is_v4(f) ? ntohs(shca_frame_ip4(f)->tot_len) :
+			     ntohs(shca_frame_ip6(f)->payload_len);
+	/* The field's true value. */
+	u16 len = ip && shca_frame_is_v4(f) ? f->len - SHCA_FRAME_IP_OFF :
+			     f->len - shca_frame_bth_off(f) + sizeof(struct udphdr);
 	u16 v;
 
 	switch (shca_fz_rand(fz, 4)) {
@@ -745,9 +776,9 @@ static void shca_fz_set_lens(struct shca_fz *fz, struct shca_frame *f,
 		break;
 	}
 	if (ip)
-		shca_frame_ip6(f)->payload_len = htons(v);
+		shca_frame_set_lens(f, v, udp_len);
 	else
-		shca_frame_udp(f)->len = htons(v);
+		shca_frame_set_lens(f, ip_len, v);
 }
 
 /* An opcode of the same transport, of IBA table 38. */
@@ -915,7 +946,8 @@ static void shca_fz_frame(struct shca_fz *fz, struct shca_fz_qp *t,
 	pkt.inv_rkey = shca_fz_rand(fz, 2) ? fz->inv_mr->rkey :
 		       prandom_u32_state(&fz->rnd);
 	shca_fz_mut_pkt(fz, &pkt, muts);
-	shca_frame_fill(fz->fx->ndev, &fz->gid, &pkt, fz->payload, &fz->f[i]);
+	shca_frame_fill(fz->fx->ndev, shca_fz_gid(fz, t), &pkt, fz->payload,
+			&fz->f[i]);
 	shca_fz_mut_frame(fz, &fz->f[i], muts);
 }
 
@@ -923,15 +955,17 @@ static void shca_fz_frame(struct shca_fz *fz, struct shca_fz_qp *t,
 static void shca_fz_heard(struct shca_fz *fz, struct sk_buff *skb)
 {
 	u8 buf[SHCA_FRAME_BTH_OFF + sizeof(struct shca_bth) + 4];
-	struct shca_frame f = { .buf = buf, .len = sizeof(buf) };
-	u8 *bth = shca_frame_bth(&f), op, syn;
+	struct shca_frame f = {
+		.buf = buf, .len = min_t(unsigned int, skb->len, sizeof(buf)),
+	};
 	struct shca_fz_qp *t;
+	u8 *bth, op, syn;
 	u32 i, psn;
 
-	if (skb_copy_bits(skb, 0, buf, sizeof(buf)) ||
-	    shca_frame_eth(&f)->h_proto != htons(ETH_P_IPV6) ||
-	    shca_frame_udp(&f)->dest != htons(SHCA_ROCE_UDP_PORT))
+	if (skb_copy_bits(skb, 0, buf, f.len) || !shca_frame_is_roce(&f) ||
+	    shca_frame_bth_len(&f) < sizeof(struct shca_bth) + 4)
 		return;
+	bth = shca_frame_bth(&f);
 	i = (get_unaligned_be32(bth + 4) & SHCA_BTH_QPN) - SHCA_FZ_PEER_QPN;
 	if (i >= SHCA_FZ_NQP)
 		return;
@@ -1009,8 +1043,12 @@ static void shca_fz_batch(struct shca_fz *fz, unsigned int qp, u8 opcode)
 	fz->batches++;
 	shca_fz_inject(fz, SHCA_FZ_BATCH, &passed);
 	fz->accepted += passed;
+	if (t->v4) {
+		fz->sent4 += SHCA_FZ_BATCH;
+		fz->accepted4 += passed;
+	}
 	if (passed)
-		fz->covered[opcode][t->plan->state] = true;
+		fz->covered[t->v4][opcode][t->plan->state] = true;
 	shca_fz_service(fz);
 }
 
@@ -1059,9 +1097,10 @@ static void shca_fz_check_coverage(struct shca_fz *fz)
 			if (!shca_opcode_lookup(tr | op))
 				continue;
 			KUNIT_EXPECT_TRUE_MSG(fz->test,
-					      fz->covered[tr | op][p->state],
-					      "no %s frame reached a QP in %s",
+					      fz->covered[fz->qp[i].v4][tr | op][p->state],
+					      "no %s frame over IPv%d reached a QP in %s",
 					      shca_opcode_lookup(tr | op)->name,
+					      fz->qp[i].v4 ? 4 : 6,
 					      shca_fz_states[p->state]);
 		}
 	}
@@ -1084,7 +1123,7 @@ static void shca_fz_check_traffic(struct shca_fz *fz, struct shca_fz_qp *t)
 		shca_fz_valid(fz, t, tr | (n == 1 ? SHCA_OP_SEND_ONLY :
 					  SHCA_OP_SEND_FIRST + i), i, &pkt);
 		pkt.paylen = SHCA_FZ_MTU;
-		shca_frame_fill(fz->fx->ndev, &fz->gid, &pkt,
+		shca_frame_fill(fz->fx->ndev, shca_fz_gid(fz, t), &pkt,
 				fz->payload + i * SHCA_FZ_MTU, &fz->f[i]);
 	}
 	shca_fz_inject(fz, n, NULL);
@@ -1106,9 +1145,11 @@ static void shca_fz_report(struct shca_fz *fz, unsigned long start)
 	enum shca_drop why;
 	unsigned int i;
 
-	kunit_info(fz->test, "%llu frames in %lu ms (%llu/s): %llu reached the device, %llu dropped by IPv6/UDP, %llu reached their QP\n",
+	kunit_info(fz->test, "%llu frames in %lu ms (%llu/s): %llu reached the device, %llu dropped by IP/UDP, %llu reached their QP\n",
 		   fz->sent, ms, fz->sent * 1000 / ms, shca_fz_rx(fz),
 		   shca_fz_net_drops(fz), fz->accepted);
+	kunit_info(fz->test, "  IPv4: %llu frames sent in batches, %llu reached their QP\n",
+		   fz->sent4, fz->accepted4);
 	for (why = SHCA_DROP_NONE + 1; why < SHCA_DROP_MAX; why++)
 		kunit_info(fz->test, "  dropped %s: %llu\n",
 			   shca_drop_names[why], shca_fz_drop(fz, why));
@@ -1119,8 +1160,9 @@ static void shca_fz_report(struct shca_fz *fz, unsigned long start)
 		   READ_ONCE(to_shca_mr(fz->inv_mr)->valid) ? "valid" :
 		   "invalidated");
 	for (i = 0; i < SHCA_FZ_NQP; i++)
-		kunit_info(fz->test, "  QP %u (%s %s%s): rebuilt %u times\n", i,
+		kunit_info(fz->test, "  QP %u (%s%s %s%s): rebuilt %u times\n", i,
 			   shca_fz_type(fz->qp[i].plan->type),
+			   fz->qp[i].v4 ? "/IPv4" : "",
 			   shca_fz_states[fz->qp[i].plan->state],
 			   fz->qp[i].plan->mid ? ", mid-message" : "",
 			   fz->qp[i].rebuilds);
@@ -1136,8 +1178,9 @@ static void shca_fz_plan_log(struct shca_fz *fz, u64 round, u64 budget)
 	kunit_info(fz->test, "round %llu: seed=%llu, up to %llu frames, batches of %u, opcodes of the QP's transport uniformly, 0-3 mutations a frame\n",
 		   round, fz->seed, budget, SHCA_FZ_BATCH);
 	for (i = 0; i < SHCA_FZ_NQP; i++)
-		kunit_info(fz->test, "  QP %u: %s %s%s, qpn %#x\n", i,
+		kunit_info(fz->test, "  QP %u: %s%s %s%s, qpn %#x\n", i,
 			   shca_fz_type(fz->qp[i].plan->type),
+			   fz->qp[i].v4 ? "/IPv4" : "",
 			   shca_fz_states[fz->qp[i].plan->state],
 			   fz->qp[i].plan->mid == SHCA_FZ_MID_SEND ?
 			   ", a SEND half received" :
