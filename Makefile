@@ -66,10 +66,11 @@ demo:
 	scripts/demo.sh
 
 # softhca beside rdma_rxe (Debian's kernel) and beside rdma_rxe and siw (the
-# debug kernel); REPS repetitions, the median reported.
+# debug kernel); REPS repetitions, the median reported.  BASELINE=<commit>
+# measures that commit's softhca too, in the same boot of Debian's kernel.
 REPS ?= 3
 bench:
-	scripts/bench.sh --reps $(REPS)
+	scripts/bench.sh --reps $(REPS) $(if $(BASELINE),--baseline $(BASELINE))
 
 # The fuzzers on the debug kernel (docs/fuzzing.md).  The wire's: 10^6
 # frames, or DURATION seconds (then as many frames as fit), or FRAMES

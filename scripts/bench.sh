@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench.sh [--reps N] [--smoke]
+# bench.sh [--reps N] [--smoke] [--baseline COMMIT]
 #
 # `make bench`: softhca side by side with rdma_rxe in one boot of Debian's
 # kernel, then with rdma_rxe and siw in one boot of the debug kernel, the
@@ -31,6 +31,13 @@
 # without the debug kernel's floors (siw's failures are reported, not
 # counted).  A full run then draws the Debian kernel's figures
 # (scripts/bench-plot.sh) into its leg's directory and docs/figures.
+# --baseline COMMIT (make bench BASELINE=COMMIT): softhca as COMMIT built
+# it, module and provider, measured in the same boot of Debian's kernel
+# as a third device (base0) between softhca and rdma_rxe, every
+# repetition; the Debian table gets its column and softhca's ratio to it,
+# the BENCH lines "base=<v> base_ratio=<softhca/base>", so that a
+# regression shows in one run.  COMMIT's tree is kept under the cache,
+# keyed by the commit.
 # Under TCG, absolute figures mean little; the ratios are the result.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -38,24 +45,50 @@ set -uo pipefail
 
 reps=3
 smoke=
+baseline=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--reps) reps=$2; shift 2 ;;
 	--smoke) smoke=smoke; reps=1; shift ;;
-	*) die "usage: bench.sh [--reps N] [--smoke]" ;;
+	--baseline) baseline=$2; shift 2 ;;
+	*) die "usage: bench.sh [--reps N] [--smoke] [--baseline COMMIT]" ;;
 	esac
 done
 
 "$top/scripts/setup.sh" || die "setup failed"
 make -s -C "$top" userspace >/dev/null || die "provider build failed"
 
+# The baseline's tree, as git has it, and its provider.
+base_tree=
+if [ -n "$baseline" ]; then
+	sha=$(git -C "$top" rev-parse --verify -q "$baseline^{commit}") ||
+		die "bench: no commit $baseline"
+	base_tree=$cache/baseline/$sha
+	if [ ! -e "$base_tree/.complete" ]; then
+		rm -rf "$base_tree"
+		mkdir -p "$base_tree" || die "bench: no $base_tree"
+		git -C "$top" archive "$sha" | tar -x -C "$base_tree" ||
+			die "bench: cannot extract $baseline into $base_tree"
+		touch "$base_tree/.complete"
+	fi
+	make -s -C "$base_tree" userspace >/dev/null ||
+		die "bench: the provider of $baseline does not build"
+	say "bench: baseline $baseline ($sha) in $base_tree"
+fi
+
 # leg KERNEL KDIR TYPES: one guest run of bench-guest.sh on the kernel in
-# KERNEL (built from KDIR) for the device TYPES; sets $share and $rc.
+# KERNEL (built from KDIR) for the device TYPES (with "base", the
+# baseline's build too); sets $share and $rc.
 leg() {
-	local kernel=$1 kdir=$2 types=$3 rel start
+	local kernel=$1 kdir=$2 types=$3 rel start base=()
 	rel=$(kdir_release "$kdir")
 	make -s -C "$top" KDIR="$kdir" modules >/dev/null ||
 		die "module build for $rel failed"
+	if [[ $types == *base* ]]; then
+		make -s -C "$base_tree" KDIR="$kdir" modules >/dev/null ||
+			die "the baseline's module build for $rel failed"
+		base=("$base_tree/build/$rel" "$base_tree/build/userspace/libsofthca")
+	fi
 	# Without trace events, for their cost (bench-guest.sh's
 	# trace_figures); not beside siw, on the debug kernel.
 	[[ $types == *siw* ]] || [ -n "$smoke" ] ||
@@ -68,7 +101,7 @@ leg() {
 		--log "$share/console.log" "$kernel" -- \
 		"$top/scripts/tests/bench-guest.sh" "$top/build/$rel" \
 		"$top/build/userspace/libsofthca" "$reps" "$smoke" "$types" \
-		>/dev/null
+		"${base[@]}" >/dev/null
 	rc=$?
 	say "bench ($rel): guest run took $((SECONDS - start)) s, exit $rc; logs in $share"
 	[ "$rc" = 90 ] && peer_splat "$share/console.log" && rc=0
@@ -138,7 +171,7 @@ lines=()
 # the BENCH lines go to $lines (a wire figure's name starts "wire_").
 table() {
 	local raw=$1 kind=${2:-} name unit limit_name sh rx sw lim r rs
-	local prefix=
+	local prefix='' bs br
 	if [ "$kind" = wire ]; then
 		prefix=wire_
 		echo "RoCEv2 between two guests of Debian's kernel, each device against itself"
@@ -147,6 +180,10 @@ table() {
 		echo "lockdep kernel (debug kernel: lockdep, KASAN, kmemleak)"
 		printf '%-18s %10s %10s %10s %7s %7s %10s  %s\n' figure softhca \
 			rxe siw sh/rxe sh/siw limit unit
+	elif [ -z "$kind" ] && [ -n "$baseline" ]; then
+		echo "base: softhca as $baseline built it, in the same boot"
+		printf '%-22s %12s %12s %8s %12s %8s %12s  %s\n' figure \
+			softhca base sh/base rxe ratio limit unit
 	else
 		printf '%-22s %12s %12s %8s %12s  %s\n' figure softhca rxe \
 			ratio limit unit
@@ -159,6 +196,16 @@ table() {
 		[ -z "${limit_name:-}" ] || lim=$(median "$raw" memcpy "$limit_name")
 		r=$(ratio "$sh" "$rx")
 		[ -n "$sh" ] && [ -n "$rx" ] || missing=$((missing + 1))
+		if [ -z "$kind" ] && [ -n "$baseline" ]; then
+			bs=$(median "$raw" base0 "$name")
+			br=$(ratio "$sh" "$bs")
+			[ -n "$bs" ] || missing=$((missing + 1))
+			printf '%-22s %12s %12s %8s %12s %8s %12s  %s\n' \
+				"$name" "${sh:--}" "${bs:--}" "${br:--}" \
+				"${rx:--}" "${r:--}" "${lim:--}" "$unit"
+			lines+=("BENCH $name softhca=${sh:-none} rxe=${rx:-none} ratio=${r:-none} unit=$unit${lim:+ limit=$lim} base=${bs:-none} base_ratio=${br:-none}")
+			continue
+		fi
 		if [ "$kind" != lockdep ]; then
 			name=$prefix$name
 			printf '%-22s %12s %12s %8s %12s  %s\n' "$name" \
@@ -224,7 +271,7 @@ trace_table() {
 kdir=$(make -s -C "$top" print-kdir)
 kernel=$("$top/scripts/kernel/debian-kernel.sh" "$(kdir_release "$kdir")") ||
 	die "no Debian kernel"
-leg "$kernel" "$kdir" "softhca rxe"
+leg "$kernel" "$kdir" "softhca ${baseline:+base }rxe"
 raw_debian=$share/bench.raw rc_debian=$rc
 
 rc_debug=0

@@ -9,7 +9,9 @@
 # $1: this kernel's build directory; $2: the provider library; $3:
 # repetitions; $4: "smoke" for a quick pass with few iterations over the
 # figures the performance gate names (bench_gated), or "";
-# $5: the devices' types, "softhca rxe" or "softhca rxe siw".  With siw (the debug kernel), the scaling
+# $5: the devices' types, "softhca rxe" or "softhca rxe siw", or with
+# "base" (bench.sh --baseline) softhca as an older commit built it: $6 its
+# build directory, $7 its provider, its device base0.  With siw (the debug kernel), the scaling
 # figures are left out: they are the Debian kernel's, where KASAN and
 # kmemleak do not weigh on every object.  A full run without siw also
 # keeps every sample of one 2-byte ib_send_lat per device, for the plot
@@ -25,6 +27,8 @@ export RDMAV_DRIVERS=$2
 reps=$3
 smoke=${4:-}
 types=${5:-softhca rxe}
+base_build=${6:-}
+base_provider=${7:-}
 raw=$SOFTHCA_SHARE/bench.raw
 lat_raw=$SOFTHCA_SHARE/latency.raw
 ibloop_ctl=/sys/kernel/debug/ibloop/run
@@ -221,11 +225,13 @@ ready() {
 
 # load TYPE / unload TYPE: the device TYPE0 on the veth, and its module.
 load() {
+	local link=$1
 	case $1 in
 	softhca) insmod "$build/drivers/softhca/softhca.ko" ;;
+	base) insmod "$base_build/drivers/softhca/softhca.ko" && link=softhca ;;
 	rxe) modprobe rdma_rxe ;;
 	*) modprobe "$1" ;;
-	esac && rdma link add "${1}0" type "$1" netdev shv0 &&
+	esac && rdma link add "${1}0" type "$link" netdev shv0 &&
 		wait_for 20 ready "${1}0"
 }
 
@@ -233,6 +239,7 @@ unload() {
 	rdma link delete "${1}0"
 	case $1 in
 	rxe) rmmod rdma_rxe ;;
+	base) rmmod softhca ;;
 	*) rmmod "$1" ;;
 	esac
 }
@@ -250,7 +257,12 @@ insmod "$build/drivers/ibloop/ibloop.ko" || echo "bench: no ibloop"
 for rep in $(seq "$reps"); do
 	echo "bench: repetition $rep of $reps"
 	for type in $types; do
-		load "$type" && figures "${type}0"
+		if [ "$type" = base ]; then
+			# The baseline's own provider and test programs.
+			load base && RDMAV_DRIVERS=$base_provider figures base0
+		else
+			load "$type" && figures "${type}0"
+		fi
 		unload "$type"
 	done
 	[ -n "$smoke" ] || [[ $types == *siw* ]] || trace_figures
