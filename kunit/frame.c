@@ -88,18 +88,25 @@ void shca_frame_cut(struct shca_frame *f, unsigned int len)
 		shca_frame_seal(f);
 }
 
-/* The peer, in @ndev's neighbour table for good. */
-void shca_frame_neigh(struct kunit *test, struct net_device *ndev)
+/* The peer's address @addr, in @ndev's table @tbl for good. */
+static void shca_frame_neigh_add(struct kunit *test, struct neigh_table *tbl,
+				 const void *addr, struct net_device *ndev)
 {
 	struct neighbour *n;
 
-	n = __neigh_lookup(&nd_tbl, &shca_frame_peer, ndev, 1);
+	n = __neigh_lookup(tbl, addr, ndev, 1);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, n);
 	KUNIT_ASSERT_EQ(test, neigh_update(n, shca_frame_peer_mac,
 					   NUD_PERMANENT,
 					   NEIGH_UPDATE_F_OVERRIDE |
 					   NEIGH_UPDATE_F_ADMIN, 0), 0);
 	neigh_release(n);
+}
+
+/* The peer, in @ndev's neighbour table for good. */
+void shca_frame_neigh(struct kunit *test, struct net_device *ndev)
+{
+	shca_frame_neigh_add(test, &nd_tbl, &shca_frame_peer, ndev);
 }
 
 /* An address vector to the peer, for a QP's path or an AH. */
@@ -221,18 +228,11 @@ static int shca_frame_gid_index(struct shca_fixture *fx,
 u8 shca_frame_inet(struct kunit *test, struct shca_fixture *fx,
 		   union ib_gid *gid)
 {
-	struct neighbour *n;
 	int index, tries;
 
 	KUNIT_ASSERT_EQ(test, shca_frame_add_addr4(fx->ndev, shca_frame_addr4,
 						   SHCA_FRAME_PLEN4), 0);
-	n = __neigh_lookup(&arp_tbl, &shca_frame_peer4, fx->ndev, 1);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, n);
-	KUNIT_ASSERT_EQ(test, neigh_update(n, shca_frame_peer_mac,
-					   NUD_PERMANENT,
-					   NEIGH_UPDATE_F_OVERRIDE |
-					   NEIGH_UPDATE_F_ADMIN, 0), 0);
-	neigh_release(n);
+	shca_frame_neigh_add(test, &arp_tbl, &shca_frame_peer4, fx->ndev);
 	ipv6_addr_set_v4mapped(shca_frame_addr4, (struct in6_addr *)gid);
 	for (tries = 0; tries < 200; tries++) {
 		index = shca_frame_gid_index(fx, gid);
