@@ -57,19 +57,18 @@ void shca_frame_seal(struct shca_frame *f)
 }
 
 /*
- * The IP header's length field (IPv6's payload length, IPv4's total
- * length, whose header checksum follows) and the UDP length, as given.
+ * The IP header's length field, as given: IPv6's payload length, or
+ * IPv4's total length, whose header checksum follows.
  */
-void shca_frame_set_lens(struct shca_frame *f, u16 ip_len, u16 udp_len)
+void shca_frame_set_ip_len(struct shca_frame *f, u16 len)
 {
 	struct iphdr *ip4 = shca_frame_ip4(f);
 
-	shca_frame_udp(f)->len = htons(udp_len);
 	if (!shca_frame_is_v4(f)) {
-		shca_frame_ip6(f)->payload_len = htons(ip_len);
+		shca_frame_ip6(f)->payload_len = htons(len);
 		return;
 	}
-	ip4->tot_len = htons(ip_len);
+	ip4->tot_len = htons(len);
 	ip_send_check(ip4);
 }
 
@@ -82,8 +81,9 @@ void shca_frame_cut(struct shca_frame *f, unsigned int len)
 	unsigned int udp_len = sizeof(struct udphdr) + len;
 
 	f->len = shca_frame_bth_off(f) + len;
-	shca_frame_set_lens(f, shca_frame_is_v4(f) ?
-			    sizeof(struct iphdr) + udp_len : udp_len, udp_len);
+	shca_frame_udp(f)->len = htons(udp_len);
+	shca_frame_set_ip_len(f, shca_frame_is_v4(f) ?
+			      f->len - SHCA_FRAME_IP_OFF : udp_len);
 	if (len >= sizeof(struct shca_bth) + SHCA_ICRC_LEN)
 		shca_frame_seal(f);
 }

@@ -94,7 +94,7 @@ u32 shca_frame_want_icrc(const struct shca_frame *f);
 void shca_frame_seal(struct shca_frame *f);
 void shca_frame_cut(struct shca_frame *f, unsigned int len);
 
-void shca_frame_set_lens(struct shca_frame *f, u16 ip_len, u16 udp_len);
+void shca_frame_set_ip_len(struct shca_frame *f, u16 len);
 
 void shca_frame_peer_av(struct rdma_ah_attr *ah);
 void shca_frame_peer_av4(struct rdma_ah_attr *ah, u8 sgid_index);

@@ -753,10 +753,7 @@ static struct shca_fz *shca_fz_setup(struct kunit *test, u64 round)
 static void shca_fz_set_lens(struct shca_fz *fz, struct shca_frame *f,
 			     bool ip)
 {
-	u16 udp_len = ntohs(shca_frame_udp(f)->len);
-	u16 ip_len = shca_frame_is_v4(f) ? ntohs(shca_frame_ip4(f)->tot_len) :
-			     ntohs(shca_frame_ip6(f)->payload_len);
-	/* The field's true value. */
+	/* The field's true value: IPv4's counts its own header. */
 	u16 len = ip && shca_frame_is_v4(f) ? f->len - SHCA_FRAME_IP_OFF :
 			     f->len - shca_frame_bth_off(f) + sizeof(struct udphdr);
 	u16 v;
@@ -776,9 +773,9 @@ static void shca_fz_set_lens(struct shca_fz *fz, struct shca_frame *f,
 		break;
 	}
 	if (ip)
-		shca_frame_set_lens(f, v, udp_len);
+		shca_frame_set_ip_len(f, v);
 	else
-		shca_frame_set_lens(f, ip_len, v);
+		shca_frame_udp(f)->len = htons(v);
 }
 
 /* An opcode of the same transport, of IBA table 38. */
