@@ -1470,13 +1470,13 @@ static void pair_down(void)
 /* A fresh pair is a valid call: it must succeed, whatever went before. */
 static int pair_up(uint64_t *rng)
 {
-	int err;
+	int err, srq;
 
 	pthread_mutex_lock(&F.lock);
-	err = next(rng) & 1;
+	srq = next(rng) & 1;
 	err = F.peer ? pair_create_far(&F.pair, F.ctx, F.tpd, F.peer,
 				       F.peer_pd, F.gid_index) :
-		       pair_create(&F.pair, F.ctx, F.tpd, F.gid_index, err);
+		       pair_create(&F.pair, F.ctx, F.tpd, F.gid_index, srq);
 	F.pair_live = !err;
 	pthread_mutex_unlock(&F.lock);
 	F.pairs++;
@@ -1525,8 +1525,9 @@ static int pair_step(uint64_t *rng)
 
 /*
  * Traffic between the two QPs of a pair, in loopback or over the wire; a
- * pair that the scribbler broke (a QP in error, or no room left in its rings as far as
- * their indices say) or that has had its time is replaced.
+ * pair that the scribbler broke (a QP in error, or no room left in its
+ * rings as far as their indices say) or that has had its time is
+ * replaced.
  */
 static void *traffic(void *arg)
 {
@@ -1838,7 +1839,7 @@ static int setup(const char *dev_name, const char *peer, const char *dir)
 {
 	struct ibv_device **list;
 	char path[4096];
-	int err;
+	int err, far;
 
 	snprintf(path, sizeof(path), "%s/fuzz-uverbs.%d.log", dir, F.index);
 	F.log_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
@@ -1852,7 +1853,8 @@ static int setup(const char *dev_name, const char *peer, const char *dir)
 	list = ibv_get_device_list(NULL);
 	F.ctx = tap_open(list, dev_name);
 	/* An odd worker's traffic goes to the peer, over the wire. */
-	if (peer && F.index % 2) {
+	far = peer && F.index % 2;
+	if (far) {
 		F.peer = tap_open(list, peer);
 		F.peer_pd = F.peer ? ibv_alloc_pd(F.peer) : NULL;
 		log_line("traffic: to %s, over the wire\n", peer);
@@ -1861,7 +1863,7 @@ static int setup(const char *dev_name, const char *peer, const char *dir)
 	err = !F.ctx || ibv_query_device(F.ctx, &F.dev) ||
 	      ibv_query_gid(F.ctx, 1, F.gid_index, &F.gid) ||
 	      arena_init() || !(F.tpd = ibv_alloc_pd(F.ctx)) ||
-	      (peer && F.index % 2 && !F.peer_pd);
+	      (far && !F.peer_pd);
 	if (err)
 		fprintf(stderr, "worker %d: setup failed\n", F.index);
 	return err;

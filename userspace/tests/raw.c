@@ -275,35 +275,13 @@ static int pair_mem(struct pair *p)
 					   &p->far.cq, &p->far.cqr) : 0);
 }
 
-int pair_create(struct pair *p, struct ibv_context *ctx, struct ibv_pd *pd,
-		int gid_index, int srq)
-{
-	int err;
-
-	memset(p, 0, sizeof(*p));
-	memset(p->seen, 0xff, sizeof(p->seen));
-	p->ctx = ctx;
-	p->pd = pd;
-	err = pair_mem(p);
-	err = err ?: srq ? pair_srq_create(p) : 0;
-	err = err ?: pair_qp_create(p, 0);
-	err = err ?: pair_qp_create(p, 1);
-	err = err ?: raw_qp_connect(&p->qp[0], raw_qp_modify, p->qp[1].qp_num,
-				    gid_index);
-	err = err ?: raw_qp_connect(&p->qp[1], raw_qp_modify, p->qp[0].qp_num,
-				    gid_index);
-	if (err)
-		pair_destroy(p);
-	return err;
-}
-
 /*
- * A pair whose QP 1 is on @far_ctx, another device, the two connected
- * over the wire between them through their GIDs @gid_index.
+ * QP 0 on @ctx and QP 1 on @far_ctx (@ctx again for a loopback pair),
+ * each connected to the other's GID @gid_index.
  */
-int pair_create_far(struct pair *p, struct ibv_context *ctx,
-		    struct ibv_pd *pd, struct ibv_context *far_ctx,
-		    struct ibv_pd *far_pd, int gid_index)
+static int pair_build(struct pair *p, struct ibv_context *ctx,
+		      struct ibv_pd *pd, struct ibv_context *far_ctx,
+		      struct ibv_pd *far_pd, int gid_index, int srq)
 {
 	union ibv_gid gid[2];
 	int err;
@@ -315,8 +293,9 @@ int pair_create_far(struct pair *p, struct ibv_context *ctx,
 	p->far.ctx = far_ctx;
 	p->far.pd = far_pd;
 	err = ibv_query_gid(ctx, 1, gid_index, &gid[0]) ||
-	      ibv_query_gid(far_ctx, 1, gid_index, &gid[1]) ? EINVAL : 0;
+	      ibv_query_gid(far_ctx ?: ctx, 1, gid_index, &gid[1]) ? EINVAL : 0;
 	err = err ?: pair_mem(p);
+	err = err ?: srq ? pair_srq_create(p) : 0;
 	err = err ?: pair_qp_create(p, 0);
 	err = err ?: pair_qp_create(p, 1);
 	err = err ?: raw_qp_connect_to(&p->qp[0], raw_qp_modify,
@@ -326,6 +305,23 @@ int pair_create_far(struct pair *p, struct ibv_context *ctx,
 	if (err)
 		pair_destroy(p);
 	return err;
+}
+
+int pair_create(struct pair *p, struct ibv_context *ctx, struct ibv_pd *pd,
+		int gid_index, int srq)
+{
+	return pair_build(p, ctx, pd, NULL, NULL, gid_index, srq);
+}
+
+/*
+ * A pair whose QP 1 is on @far_ctx, another device, the two connected
+ * over the wire between them through their GIDs @gid_index.
+ */
+int pair_create_far(struct pair *p, struct ibv_context *ctx,
+		    struct ibv_pd *pd, struct ibv_context *far_ctx,
+		    struct ibv_pd *far_pd, int gid_index)
+{
+	return pair_build(p, ctx, pd, far_ctx, far_pd, gid_index, 0);
 }
 
 /* A send WQE from QP @i's half of the buffer, not yet published. */
