@@ -352,27 +352,47 @@ held_context() {
 	return $rc
 }
 
+# pp_alive LOG PID...: each pingpong PID still runs; else the check
+# fails, with their output (LOG.0, LOG.1, ...) printed.
+pp_alive() {
+	local log=$1 pid i=0 rc=0
+	shift
+	for pid in "$@"; do
+		kill -0 "$pid" 2>/dev/null ||
+			{ echo "busy-remove: pingpong $i ended:"; rc=1; }
+		i=$((i + 1))
+	done
+	[ $rc = 0 ] || pp_output "$log"
+	return $rc
+}
+
+pp_output() {
+	sed "s/^/pingpong 0: /" "$1.0"
+	sed "s/^/pingpong 1: /" "$1.1"
+}
+
 # The device goes while kernel and user QPs stream traffic on it.
 # busy_remove HOW: softhca6 carries an ibloop run (kernel QPs: 64 KiB
 # WRITEs, 64 in flight, completion handler) and an ibv_rc_pingpong pair
 # (user QPs: 64 KiB SENDs), both endless, when it is removed HOW (as
-# held_context).  The removal completes within 10 s; ibloop, an
-# ib_client, is told and ends its run with -ENODEV (19) after completing
-# messages with no data mismatch; the pingpongs, whose rings are gone,
-# are killed and exit; the module unloads.
+# held_context).  The pingpongs must still be running then; the removal
+# completes within 10 s; ibloop, an ib_client, is told and ends its run
+# with -ENODEV (19) after completing messages with no data mismatch; the
+# pingpongs, whose rings are gone, are killed and exit; the module
+# unloads.
 busy_remove() {
-	local pids ipid rc=0 line
+	local pids ipid rc=0 line log pp
 	softhca6_up && insmod "$ibloop_ko" || return 1
+	log=$(mktemp) || return 1
 	# Its write fails with ENODEV, as it should: the result line says so.
 	{ echo "dev=softhca6 op=write size=65536 depth=64 iters=4000000000" \
 		>"$ibloop_ctl"; } 2>/dev/null &
 	ipid=$!
-	ibv_rc_pingpong -d softhca6 -g 0 -p 18610 -s 65536 -n 1000000000 \
-		>/dev/null 2>&1 &
+	pp=(ibv_rc_pingpong -d softhca6 -g 0 -p 18610 -s 65536 -n 1000000000)
+	"${pp[@]}" >"$log.0" 2>&1 &
 	pids=$!
-	sleep 0.5
-	ibv_rc_pingpong -d softhca6 -g 0 -p 18610 -s 65536 -n 1000000000 \
-		localhost >/dev/null 2>&1 &
+	wait_for 30 listening 18610 || echo "busy-remove: no pingpong server"
+	"${pp[@]}" localhost >"$log.1" 2>&1 &
 	pids="$pids $!"
 	# Four RC QPs in RTS: ibloop's two and the pingpongs'.  30 s: the
 	# pingpongs took over 10 s to connect once, under TCG with two
@@ -382,9 +402,12 @@ busy_remove() {
 		grep -c "type RC state RTS")" = 4 ]'; then
 		echo "busy-remove: not 4 RC QPs in RTS after 30 s:"
 		rdma resource show qp link softhca6/1
+		pp_output "$log"
 		rc=1
 	fi
 	sleep 2
+	# shellcheck disable=SC2086
+	pp_alive "$log" $pids || rc=1
 	remove_within "$1" $ipid || rc=1
 	wait "$ipid"
 	line=$(cat "$ibloop_ctl")
@@ -396,6 +419,7 @@ busy_remove() {
 	kill $pids 2>/dev/null
 	# shellcheck disable=SC2086
 	wait $pids
+	rm -f "$log" "$log.0" "$log.1"
 	rmmod ibloop || { echo "busy-remove: rmmod ibloop failed"; rc=1; }
 	! lsmod | grep -q '^softhca ' || rmmod softhca ||
 		{ echo "busy-remove: rmmod softhca failed"; rc=1; }
