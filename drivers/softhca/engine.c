@@ -17,7 +17,9 @@
  * running beside it, on another CPU, takes those WQEs in the same run,
  * with no doorbell system call (the doorbell protocol of softhca-abi.h);
  * on the poster's CPU it would preempt the process at every doorbell and
- * leave the send queue empty, and idle, each time.  Received packets are
+ * leave the send queue empty, and idle, each time.  Where the worker has
+ * no CPU of its own either, its runs show it, and the doorbell runs the
+ * engine in the system call (shca_engine_doorbell_here()).  Received packets are
  * the other way round: every QP's go to the per-CPU workqueue, on the
  * CPU whose softirq took them, where they are in cache and no other CPU
  * needs waking (between two guests under ib_send_lat, a packet's
@@ -870,25 +872,61 @@ static bool shca_rx_run(struct shca_qp *qp)
 	return more;
 }
 
-/* A run of either work item: the packets received, then the queues. */
-static void shca_qp_run(struct shca_qp *qp)
+/*
+ * A worker's run that took at most this many WQEs of a user QP and left
+ * the ring empty is small: the process posts no faster than the worker
+ * takes, and each post of the next rings the doorbell again.
+ */
+#define SHCA_RUN_SMALL 2
+/* Small runs in a row from which a doorbell runs in its system call. */
+#define SHCA_SMALL_RUNS_HERE 8
+/* One doorbell in this many goes to the worker even so. */
+#define SHCA_RING_WORKER_EVERY 64
+
+/*
+ * Counts a run of a user QP's worker that took @taken WQEs: the small
+ * runs in a row, up to SHCA_SMALL_RUNS_HERE.
+ */
+static void shca_req_count_run(struct shca_req *req, u32 taken, bool more)
 {
+	u8 n = 0;
+
+	if (taken <= SHCA_RUN_SMALL && !more)
+		n = min(req->small_runs + 1, SHCA_SMALL_RUNS_HERE);
+	WRITE_ONCE(req->small_runs, n);
+}
+
+/*
+ * A run of either work item: the packets received, then the queues.
+ * @doorbell: the send queue's item, whose runs a user QP counts.
+ */
+static void shca_qp_run(struct shca_qp *qp, bool doorbell)
+{
+	struct shca_queue *q = &qp->sq.queue;
+	u32 at;
+	bool more;
+
 	mutex_lock(&qp->engine_lock);
 	if (shca_rx_run(qp))
 		shca_engine_kick_rx(qp);
-	if (shca_engine_run(qp))
+	at = q->cons + qp->req.taken;
+	more = shca_engine_run(qp);
+	if (doorbell && qp->engine_wq == shca_engine_user_wq)
+		shca_req_count_run(&qp->req, q->cons + qp->req.taken - at,
+				   more);
+	if (more)
 		shca_engine_kick(qp);
 	mutex_unlock(&qp->engine_lock);
 }
 
 static void shca_qp_work(struct work_struct *work)
 {
-	shca_qp_run(container_of(work, struct shca_qp, work));
+	shca_qp_run(container_of(work, struct shca_qp, work), true);
 }
 
 static void shca_qp_rx_work(struct work_struct *work)
 {
-	shca_qp_run(container_of(work, struct shca_qp, rx_work));
+	shca_qp_run(container_of(work, struct shca_qp, rx_work), false);
 }
 
 /* Copies of @win WQEs of @wqe_size bytes, their wire state first. */
@@ -1047,6 +1085,34 @@ void shca_engine_sync(struct shca_qp *qp)
 {
 	flush_work(&qp->work);
 	flush_work(&qp->rx_work);
+}
+
+/**
+ * shca_engine_doorbell_here() - whether a streaming poster's doorbell runs
+ * in its system call
+ * @qp: the user QP
+ *
+ * A streaming poster's doorbell wakes the worker, which takes what the
+ * process posts meanwhile, with no further doorbell, while it has a CPU
+ * of its own.  When it has none (the process's peer polls on the other
+ * CPU, as ib_send_bw's receiver does), the worker preempts one of the
+ * two, takes a WQE or two, and leaves the ring empty: every post rings
+ * again, and each ring costs a wakeup and two context switches on top of
+ * the system call.  After SHCA_SMALL_RUNS_HERE such runs in a row, the
+ * doorbell runs the engine in its system call instead, as for a waiting
+ * poster, and one doorbell in SHCA_RING_WORKER_EVERY still goes to the
+ * worker: a run that takes more (it found a CPU meanwhile) ends it.
+ *
+ * Context: process context (ib_uverbs' post_send).
+ * Return: true to run the engine here (shca_engine_doorbell_user()).
+ */
+bool shca_engine_doorbell_here(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+
+	if (READ_ONCE(req->small_runs) < SHCA_SMALL_RUNS_HERE)
+		return false;
+	return atomic_inc_return(&req->rung_here) % SHCA_RING_WORKER_EVERY;
 }
 
 /**

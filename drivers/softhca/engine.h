@@ -29,6 +29,7 @@ void shca_engine_qp_window(struct shca_qp *qp, gfp_t gfp);
 void shca_engine_qp_free(struct shca_qp *qp);
 void shca_engine_qp_epsn(struct shca_qp *qp, u32 psn);
 void shca_engine_sync(struct shca_qp *qp);
+bool shca_engine_doorbell_here(struct shca_qp *qp);
 void shca_engine_doorbell_user(struct shca_qp *qp);
 void shca_engine_flush(void);
 void shca_engine_drain_sq(struct shca_qp *qp);

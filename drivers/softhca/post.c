@@ -255,7 +255,8 @@ static int shca_qp_user_doorbell(struct shca_qp *qp, bool send,
 	 * process posts on meanwhile without ringing again.
 	 */
 	shca_queue_wake(q);
-	if (!send || !READ_ONCE(q->ctrl->poster_waits)) {
+	if (!send || !(READ_ONCE(q->ctrl->poster_waits) ||
+		       shca_engine_doorbell_here(qp))) {
 		shca_qp_doorbell(qp, send);
 		return 0;
 	}

@@ -70,6 +70,13 @@ struct shca_req {
 	u32 wqe_size;			/* bytes of a copy */
 	struct shca_wire_slot *msgs;	/* @win of them */
 	void *wqes;			/* @win copies */
+	/*
+	 * A user QP's worker: how many of its recent runs took a WQE or two
+	 * and found the ring empty (shca_engine_doorbell_here()), and the
+	 * doorbells its system calls ran since.
+	 */
+	u8 small_runs;
+	atomic_t rung_here;
 };
 
 struct shca_qp {
