@@ -19,13 +19,13 @@
  * on the poster's CPU it would preempt the process at every doorbell and
  * leave the send queue empty, and idle, each time.  Where the worker has
  * no CPU of its own either, its runs show it, and the doorbell runs the
- * engine in the system call (shca_engine_doorbell_here()).  Received packets are
- * the other way round: every QP's go to the per-CPU workqueue, on the
- * CPU whose softirq took them, where they are in cache and no other CPU
- * needs waking (between two guests under ib_send_lat, a packet's
- * completion took 0.33 ms at the median and 4 ms at the 90th percentile
- * from its arrival while the unbound worker woke the other vCPU; on the
- * receiving CPU, 0.13 and 0.31 ms).
+ * engine in the system call (shca_engine_doorbell_here()).  Received
+ * packets are the other way round: every QP's go to the per-CPU
+ * workqueue, on the CPU whose softirq took them, where they are in cache
+ * and no other CPU needs waking (between two guests under ib_send_lat, a
+ * packet's completion took 0.33 ms at the median and 4 ms at the 90th
+ * percentile from its arrival while the unbound worker woke the other
+ * vCPU; on the receiving CPU, 0.13 and 0.31 ms).
  *
  * WQ_CPU_INTENSIVE, because a run copies payload for as long as its
  * budget allows and must not hold up other work of the pool; WQ_HIGHPRI,
