@@ -250,7 +250,7 @@ int main(int argc, char **argv)
 	union ibv_gid gid;
 	char detail[320];
 	pthread_t thread;
-	int gid_index, sent, ok = 1;
+	int gid_index, sent, ok;
 	uint64_t slot;
 
 	if (argc != 3) {
