@@ -911,7 +911,7 @@ static void shca_qp_run(struct shca_qp *qp, bool doorbell)
 		shca_engine_kick_rx(qp);
 	at = q->cons + qp->req.taken;
 	more = shca_engine_run(qp);
-	if (doorbell && qp->engine_wq == shca_engine_user_wq)
+	if (doorbell && qp->ibqp.uobject)
 		shca_req_count_run(&qp->req, q->cons + qp->req.taken - at,
 				   more);
 	if (more)
