@@ -4,7 +4,8 @@
 # Guest side of scripts/ulp.sh: the kernel's own RDMA consumers on one
 # softhca device talking to itself, each with its data checked end to
 # end.  ULPs: nvme (nvmet-rdma target, nvme-rdma host through nvme-cli,
-# fio's crc32c verify), nfs (nfsd on port 20049, a tree written and read
+# fio's crc32c verify, also across the target's port removed and added
+# back), nfs (nfsd on port 20049, a tree written and read
 # back by checksum), iser (LIO's isert through targetcli, open-iscsi's
 # iser interface, fio), srp (ib_srpt on an rdma_cm port, ib_srp's
 # add_target, fio), rds (tests/rds-check: messages over RDS_TRANS_IB,
@@ -17,11 +18,8 @@
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
-addr=192.0.2.1	# TEST-NET-1: documentation range, never leaves the guest
-nqn=nqn.2026-12.org.softhca:ulp
-nvmet=/sys/kernel/config/nvmet
-export=/srv/ulp-nfs
-mnt=/mnt/ulp-nfs
+# shellcheck source=SCRIPTDIR/ulp-lib.sh
+. "$(dirname "$0")/ulp-lib.sh"
 out=$(dirname "$SOFTHCA_RESULTS")
 
 link_active() {
@@ -75,39 +73,10 @@ rdma_cm_qps() {
 
 # --- NVMe-oF ---------------------------------------------------------------
 
-nvme_target() {
-	local s=$nvmet/subsystems/$nqn p=$nvmet/ports/1
-	# One RAM disk of 160 MiB (brd's rd_size is in KiB).
-	modprobe brd rd_nr=1 rd_size=163840 &&
-		modprobe -a nvmet nvmet-rdma nvme-rdma || return 1
-	mountpoint -q /sys/kernel/config ||
-		mount -t configfs none /sys/kernel/config || return 1
-	mkdir "$s" && echo 1 >"$s/attr_allow_any_host" &&
-		mkdir "$s/namespaces/1" &&
-		echo /dev/ram0 >"$s/namespaces/1/device_path" &&
-		echo 1 >"$s/namespaces/1/enable" &&
-		mkdir "$p" && echo rdma >"$p/addr_trtype" &&
-		echo ipv4 >"$p/addr_adrfam" && echo "$addr" >"$p/addr_traddr" &&
-		echo 4420 >"$p/addr_trsvcid" &&
-		ln -s "$s" "$p/subsystems/$nqn"
-}
-
-# The namespace block device of the subsystem $nqn, once it has a size:
-# the multipath head (its device is the subsystem) or, without native
-# multipath, the controller's namespace (its device is the controller).
-nvme_disk() {
-	local b
-	for b in /sys/block/nvme*n*; do
-		case ${b##*/} in nvme*c*n*) continue ;; esac
-		[ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
-			[ "$(cat "$b/size")" -gt 0 ] && [ -b "/dev/${b##*/}" ] &&
-			echo "/dev/${b##*/}" && return 0
-	done
-	return 1
-}
-
+# nvme_connect [OPTION...]: the host connected, with two I/O queues and
+# nvme-cli's OPTIONs.
 nvme_connect() {
-	{ nvme connect -t rdma -a "$addr" -s 4420 -n "$nqn" -i 2 &&
+	{ nvme connect -t rdma -a "$addr" -s 4420 -n "$nqn" -i 2 "$@" &&
 		wait_for 30 nvme_disk >/dev/null; } || keep_state "nvme connect"
 }
 
@@ -158,62 +127,58 @@ nvme_queues_on_softhca() {
 	[ "$(rdma_cm_qps)" = 6 ]
 }
 
+# nvme_ctrl_state STATE: the host's controller of $nqn is in STATE.
+nvme_ctrl_state() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
+			[ "$(cat "$c/state")" = "$1" ] && return 0
+	done
+	return 1
+}
+
+# The target's port removed while fio writes and verifies, and added
+# back 3 s later: the host, connected to try again every second, loses
+# its controller (connecting), gets it back (live) once the port is
+# there, and fio's writes, held meanwhile, complete and read back right.
+nvme_port_removal() {
+	local disk writes pid
+	nvme_disconnect && nvme_connect --reconnect-delay=1 \
+		--ctrl-loss-tmo=120 && disk=$(nvme_disk) || return 1
+	writes=$(nvme_writes)
+	fio_verify "$disk" 48 --rw=randwrite --do_verify=1 --randseed=99 &
+	pid=$!
+	if ! { wait_for 30 nvme_writes_above "$writes" && nvme_port_remove &&
+		wait_for 30 nvme_ctrl_state connecting && sleep 3 &&
+		nvme_ctrl_state connecting && nvme_port_add &&
+		wait_for 60 nvme_ctrl_state live; }; then
+		keep_state "nvme port removal"
+		wait $pid
+		return 1
+	fi
+	wait $pid
+}
+
 nvme_suite() {
 	must ulp/nvme-target nvme_target || return 0
 	must ulp/nvme-connect nvme_connect || return 0
 	check ulp/nvme-fio-verify nvme_write_verify
 	check ulp/nvme-reconnect-verify nvme_reconnect_verify
 	check ulp/nvme-queues-on-softhca nvme_queues_on_softhca
+	check ulp/nvme-port-removal nvme_port_removal
 	check ulp/nvme-disconnect nvme_disconnect
 }
 
 # --- NFS over RDMA -----------------------------------------------------------
-
-nfs_server() {
-	modprobe -a nfsd rpcrdma || return 1
-	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd ||
-		return 1
-	mkdir -p "$export" "$mnt" /run/rpcbind /var/lib/nfs/rpc_pipefs &&
-		mount -t tmpfs tmpfs "$export" &&
-		rpcbind -w && rpc.mountd &&
-		exportfs -o rw,no_root_squash,fsid=1,insecure \
-			"192.0.2.0/24:$export" &&
-		rpc.nfsd 4 &&
-		echo "rdma 20049" >/proc/fs/nfsd/portlist
-}
-
-nfs_mount() {
-	mount -t nfs -o vers=3,proto=rdma,port=20049,nolock \
-		"$addr:$export" "$mnt" &&
-		grep -q " $mnt nfs .*proto=rdma" /proc/mounts
-}
-
-# A tree of files of many sizes, from a few bytes to several MiB.
-nfs_tree() {
-	local i
-	mkdir -p "$1/a/b" || return 1
-	for i in 1 7 512 4095 4096 65537 1048576 5000000; do
-		head -c "$i" /dev/urandom >"$1/f$i" &&
-			head -c "$i" /dev/urandom >"$1/a/b/g$i" || return 1
-	done
-}
-
-# tree_same DIR: DIR holds the tree tree_write_read wrote, by checksum.
-tree_same() {
-	(cd "$1" && sha256sum --quiet -c /tmp/ulp-tree.sum)
-}
 
 # tree_write_read MNT EXPORT MOUNT...: the tree written through the mount
 # MNT, read back through it and on the server's side, EXPORT; then MNT
 # unmounted, mounted again by MOUNT... and the tree read back through the
 # fresh mount.
 tree_write_read() {
-	local src=/tmp/ulp-tree mnt=$1 export=$2
+	local mnt=$1 export=$2
 	shift 2
-	rm -rf "$src" && nfs_tree "$src" &&
-		(cd "$src" && find . -type f -print0 | sort -z |
-			xargs -0 sha256sum) >/tmp/ulp-tree.sum &&
-		cp -a "$src/." "$mnt/" && sync &&
+	tree_new && cp -a "$tree/." "$mnt/" && sync &&
 		tree_same "$mnt" && tree_same "$export" &&
 		umount "$mnt" && "$@" && tree_same "$mnt"
 }
@@ -599,11 +564,38 @@ removal_again() {
 		keep_state "ULPs on the link added back"
 }
 
+# An NVMe-oF host trying to reconnect through softhca0 (its target's
+# port gone, each connect rejected) when the link is deleted: `rdma link
+# delete` returns within 60 s, the device gone, and the controller can be
+# deleted; then the link and the port are back.  A delete still blocked
+# leaves its kernel stack, and the blocked tasks' (sysrq w), in the state.
+removal_reconnecting() {
+	local pid
+	nvme_connect --reconnect-delay=1 --ctrl-loss-tmo=600 &&
+		nvme_port_remove && wait_for 30 nvme_ctrl_state connecting ||
+		return 1
+	sleep 3
+	rdma link delete softhca0 &
+	pid=$!
+	if ! wait_for 60 eval "! kill -0 $pid 2>/dev/null"; then
+		{
+			echo "== rdma link delete still blocked after 60 s:"
+			cat "/proc/$pid/stack"
+			echo w >/proc/sysrq-trigger
+		} >>"$out/state.log" 2>&1
+		keep_state "link delete under a reconnecting host"
+		return 1
+	fi
+	{ wait $pid && no_link && nvme_disconnect && link_add &&
+		nvme_port_add; } || keep_state "link delete under a reconnecting host"
+}
+
 removal_suite() {
 	must ulp/removal-targets targets_set_up || return 0
 	must ulp/removal-connected removal_connect || return 0
 	check ulp/removal-link-delete removal_by "rdma link delete softhca0"
 	must ulp/removal-link-again removal_again || return 0
+	must ulp/removal-reconnecting removal_reconnecting || return 0
 	must ulp/removal-connected-again removal_connect || return 0
 	check ulp/removal-rmmod removal_by "rmmod softhca"
 }
