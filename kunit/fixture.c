@@ -303,6 +303,12 @@ int shca_fixture_setup(struct shca_fixture *fx, const char *name)
 		ret = -ENODEV;
 		goto err_destroy_netdev;
 	}
+	/*
+	 * Every ACK timer waits the QP's local ACK timeout, as the tests
+	 * that count timeouts and resends expect; the adaptive timer's own
+	 * tests turn it on (rc_wire_test.c).
+	 */
+	to_shca_dev(fx->ibdev)->adaptive_ack = false;
 	INIT_IB_EVENT_HANDLER(&fx->handler, fx->ibdev, shca_fixture_event);
 	ib_register_event_handler(&fx->handler);
 	return 0;

@@ -148,6 +148,11 @@ static struct shca_rcw shca_rcw;
 
 static void shca_rcw_exit(struct kunit *test)
 {
+	struct shca_fixture *fx = test->priv;
+
+	/* The suite's device: the next test's ACK timers are fixed again. */
+	if (fx)
+		to_shca_dev(fx->ibdev)->adaptive_ack = false;
 	if (shca_rcw.storm)
 		kthread_stop(shca_rcw.storm);
 	if (shca_rcw.ndev)
@@ -1726,6 +1731,103 @@ static void shca_rcw_req_timeout(struct kunit *test)
 					       SHCA_CNT_RESENT_TIMEOUT),
 			resent + *retry * shca_rcw_npkts(w, m.len));
 	shca_rcw_quiet(test, w);
+}
+
+/* 4.096 us << 16: 268 ms, a local ACK timeout the adaptive timer cuts. */
+#define SHCA_RCW_ADAPTIVE_TIMEOUT 16
+
+/*
+ * An RC QP with the adaptive ACK timer, @timeout and @retry_cnt, whose
+ * path was measured: a message of 300 bytes (two packets) answered at
+ * once, so that its round trip is under the timer's floor (50 ms).  @m
+ * is then the next message, of 40 bytes.
+ */
+static struct shca_rcw *shca_rcw_adaptive_setup(struct kunit *test,
+						u8 timeout, u8 retry_cnt,
+						struct shca_rcw_msg *m)
+{
+	struct shca_dp_opts o = shca_dp_rc;
+	struct shca_rcw *w;
+	struct ib_wc wc;
+	u32 n;
+
+	o.timeout = timeout;
+	o.retry_cnt = retry_cnt;
+	w = shca_rcw_setup(test, &o);
+	to_shca_dev(w->dp.fx->ibdev)->adaptive_ack = true;
+	*m = shca_rcw_req_msg(test, IB_QPT_RC, false, 300);
+	n = shca_rcw_npkts(w, m->len);
+	shca_rcw_post(test, w, m, 0x30);
+	shca_rcw_expect_msg(test, w, m, 0);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(n - 1));
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x30, &wc), IB_WC_SUCCESS);
+	m->psn = shca_rcw_sq(n);
+	m->len = 40;
+	return w;
+}
+
+/*
+ * The adaptive ACK timer: a message not answered on a measured path is
+ * sent again after the timer's floor, 50 ms, not the local ACK timeout
+ * (4.3 s), then again twice as late, each timeout counted.  retry_cnt 0
+ * is not spent, since the local ACK timeout did not pass: the ACK that
+ * comes then completes the message, the QP still in RTS.
+ */
+static void shca_rcw_adaptive_timeout(struct kunit *test)
+{
+	struct shca_rcw_msg m;
+	struct shca_rcw *w;
+	struct ib_wc wc;
+	ktime_t posted;
+	s64 timeouts;
+
+	w = shca_rcw_adaptive_setup(test, SHCA_RCW_SLOW, 0, &m);
+	timeouts = shca_rcw_counter(test, w, SHCA_CNT_LOCAL_ACK_TIMEOUT);
+	posted = ktime_get();
+	shca_rcw_post(test, w, &m, 0x31);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	KUNIT_EXPECT_GE(test, ktime_ms_delta(ktime_get(), posted), 50);
+	KUNIT_EXPECT_LT(test, ktime_ms_delta(ktime_get(), posted), 4000);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	KUNIT_EXPECT_GE(test, ktime_ms_delta(ktime_get(), posted), 150);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, m.psn);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x31, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_GE(test, shca_rcw_counter(test, w,
+					       SHCA_CNT_LOCAL_ACK_TIMEOUT),
+			timeouts + 2);
+	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_RTS);
+	shca_rcw_quiet(test, w);
+}
+
+/*
+ * The adaptive timer gives up no sooner than the local ACK timeout has
+ * it: with a local ACK timeout of 268 ms and retry_cnt 1, an unanswered
+ * message completes with RETRY_EXC_ERR no sooner than two of them after
+ * it was posted, having been sent again more often than the once a
+ * requester that waits the whole timeout sends it.
+ */
+static void shca_rcw_adaptive_retry_exc(struct kunit *test)
+{
+	struct shca_rcw_msg m;
+	struct shca_frame f;
+	struct shca_rcw *w;
+	struct ib_wc wc;
+	ktime_t posted;
+	u32 sent = 0;
+
+	w = shca_rcw_adaptive_setup(test, SHCA_RCW_ADAPTIVE_TIMEOUT, 1, &m);
+	posted = ktime_get();
+	shca_rcw_post(test, w, &m, 0x31);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x31, &wc),
+			IB_WC_RETRY_EXC_ERR);
+	KUNIT_EXPECT_GE(test, ktime_ms_delta(ktime_get(), posted),
+			(s64)div_u64(2 * (4096ULL << SHCA_RCW_ADAPTIVE_TIMEOUT),
+				NSEC_PER_MSEC));
+	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_ERR);
+	while (shca_frame_sent(test, w->ndev, &f, SHCA_RCW_QUIET))
+		sent++;
+	KUNIT_EXPECT_GE(test, sent, 3);
 }
 
 /*
@@ -3405,6 +3507,8 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE_PARAM(shca_rcw_req_send, shca_rcw_req_gen_params),
 	KUNIT_CASE_PARAM(shca_rcw_req_zcopy, shca_rcw_zc_gen_params),
 	KUNIT_CASE_PARAM(shca_rcw_req_timeout, shca_rcw_retry_gen_params),
+	KUNIT_CASE(shca_rcw_adaptive_timeout),
+	KUNIT_CASE(shca_rcw_adaptive_retry_exc),
 	KUNIT_CASE(shca_rcw_req_seq_nak),
 	KUNIT_CASE_PARAM(shca_rcw_req_rnr, shca_rcw_rnr_gen_params),
 	KUNIT_CASE_PARAM(shca_rcw_req_nak, shca_rcw_nak_gen_params),

@@ -228,12 +228,23 @@ void shca_dev_res_put(struct shca_dev *dev, enum shca_res res)
 	atomic_dec(&dev->res[res]);
 }
 
+/*
+ * An RC requester's ACK timer waits as long as the QP's path takes to
+ * answer, the QP's local ACK timeout at most (engine.c); off, it waits
+ * that timeout each time, as a requester without a measure must.
+ */
+static bool adaptive_retrans = true;
+module_param(adaptive_retrans, bool, 0644);
+MODULE_PARM_DESC(adaptive_retrans,
+		 "RC ACK timer from the measured round trip, the QP's local ACK timeout its bound (default: on); for devices created after a change");
+
 static void shca_dev_init(struct shca_dev *dev, struct net_device *ndev,
 			  const struct ib_device_ops *ops)
 {
 	struct ib_device *ibdev = &dev->ibdev;
 
 	dev->ndev = ndev;
+	dev->adaptive_ack = READ_ONCE(adaptive_retrans);
 	dev->port_state = shca_netdev_port_state(ndev);
 	INIT_LIST_HEAD(&dev->list);
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);

@@ -97,6 +97,11 @@ struct shca_dev {
 	 * is the same.
 	 */
 	struct shca_netns *netns;
+	/*
+	 * RC ACK timers adapt to the measured round trip (the module's
+	 * adaptive_retrans when the device was made; KUnit sets it).
+	 */
+	bool adaptive_ack;
 	atomic64_t counters[SHCA_CNT_MAX];
 };
 

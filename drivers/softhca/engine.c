@@ -438,6 +438,67 @@ out_release:
 	return tx;
 }
 
+/*
+ * The adaptive ACK timer's floor.  A guest's vCPU may not run for tens of
+ * milliseconds (two guests on two host CPUs under TCG), and a timer that
+ * fires before an answer could come sends the window again and closes
+ * the congestion window.
+ */
+#define SHCA_ACK_MIN_NS (50 * NSEC_PER_MSEC)
+/* Timeouts in a row that double it: enough to reach any local timeout. */
+#define SHCA_ACK_BACKOFF_MAX 32
+
+/*
+ * The ACK timer's period for a QP whose local ACK timeout is @timeout
+ * (IBA 9.7.6.1.3: 4.096 us << @timeout).  With the device's adaptive_ack,
+ * and once the transport measured the path, it is the path's answer time
+ * (SHCA_ACK_MIN_NS at least), doubled by each timeout since the window
+ * last moved, and the local ACK timeout at most: a lost tail of a window,
+ * or a lost ACK, costs a round trip or so instead of the local timeout,
+ * which rdma_cm sets to seconds on RoCE.
+ */
+static u64 shca_req_ack_ns(struct shca_qp *qp, u8 timeout)
+{
+	const struct shca_window_ops *win = qp->req.tr->win;
+	u64 full = 4096ULL << timeout, ns;
+
+	if (!to_shca_dev(qp->ibqp.device)->adaptive_ack || !win->rto)
+		return full;
+	ns = win->rto(qp);
+	if (!ns)
+		return full;
+	ns = max_t(u64, ns, SHCA_ACK_MIN_NS);
+	if (ns >= full || qp->req.backoff > ilog2(div64_u64(full, ns)))
+		return full;
+	return min(ns << qp->req.backoff, full);
+}
+
+/*
+ * The window's ACK timer expired: it doubles.  A retry is counted for a
+ * timer of the whole local ACK timeout, and for a shorter one once that
+ * timeout has passed since the window moved or since the last retry
+ * counted, so that an adaptive timer gives up no sooner than retry_cnt
+ * local ACK timeouts.  Return: false when the retries ran out.
+ */
+static bool shca_req_timed_out(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+	u8 timeout = READ_ONCE(qp->attr.timeout);
+	u64 full = 4096ULL << timeout, period;
+	ktime_t now = ktime_get();
+
+	period = shca_req_ack_ns(qp, timeout);
+	if (req->backoff < SHCA_ACK_BACKOFF_MAX)
+		req->backoff++;
+	if (period < full && ktime_to_ns(ktime_sub(now, req->charged)) < full)
+		return true;
+	if (!req->retry_left)
+		return false;
+	req->retry_left--;
+	req->charged = now;
+	return true;
+}
+
 /* A retry wait is over, or the window's local ACK timeout passed. */
 static enum hrtimer_restart shca_req_timer(struct hrtimer *timer)
 {
@@ -705,6 +766,8 @@ static enum shca_step shca_req_window(struct shca_qp *qp)
 		req->una = una;
 		req->retry_left = READ_ONCE(qp->attr.retry_cnt);
 		req->rnr_left = READ_ONCE(qp->attr.rnr_retry);
+		req->backoff = 0;
+		req->charged = ktime_get();
 	}
 	switch (win->act(qp, expired, &res.rnr_timer)) {
 	case SHCA_WIRE_ACT_RNR:
@@ -719,6 +782,13 @@ static enum shca_step shca_req_window(struct shca_qp *qp)
 			break;
 		}
 		req->retry_left--;
+		win->resend(qp);
+		break;
+	case SHCA_WIRE_ACT_TIMEOUT:
+		if (!shca_req_timed_out(qp)) {
+			win->fail(qp, NULL, IB_WC_RETRY_EXC_ERR);
+			break;
+		}
 		win->resend(qp);
 		break;
 	case SHCA_WIRE_ACT_RESEND:
@@ -749,13 +819,17 @@ static void shca_req_arm(struct shca_qp *qp)
 		if (hrtimer_active(&req->timer))
 			hrtimer_cancel(&req->timer);
 		WRITE_ONCE(req->expired, false);
+		req->backoff = 0;
+		req->charged = 0;
 		return;
 	}
 	una = req->tr->win->una(qp);
 	if (!timeout || (hrtimer_active(&req->timer) && req->armed == una))
 		return;
+	if (!req->charged)
+		req->charged = ktime_get();
 	req->armed = una;
-	hrtimer_start(&req->timer, ns_to_ktime(4096ULL << timeout),
+	hrtimer_start(&req->timer, ns_to_ktime(shca_req_ack_ns(qp, timeout)),
 		      HRTIMER_MODE_REL_SOFT);
 }
 
@@ -1216,6 +1290,8 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 	qp->req.expired = false;
 	qp->req.held = false;
 	qp->req.taken = 0;
+	qp->req.backoff = 0;
+	qp->req.charged = 0;
 	shca_resp_reset(qp, 0);
 	shca_for_each_transport(t, i)
 		if (t->stop)
@@ -1227,12 +1303,21 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 static int shca_fill_res_req(struct sk_buff *msg, struct shca_qp *qp)
 {
 	const struct shca_req *req = &qp->req;
+	u64 ack_us;
 
 	if (rdma_nl_put_driver_u32(msg, "waiting", req->waiting) ||
 	    rdma_nl_put_driver_u32_hex(msg, "sq_psn", req->psn) ||
 	    rdma_nl_put_driver_u32(msg, "inflight", req->taken) ||
 	    rdma_nl_put_driver_u32(msg, "retry_left", req->retry_left) ||
 	    rdma_nl_put_driver_u32(msg, "rnr_left", req->rnr_left))
+		return -EMSGSIZE;
+	if (!req->tr || !req->tr->win)
+		return 0;
+	/* The ACK timer's period now, and the timeouts that doubled it. */
+	ack_us = div_u64(shca_req_ack_ns(qp, READ_ONCE(qp->attr.timeout)),
+			 NSEC_PER_USEC);
+	if (rdma_nl_put_driver_u32(msg, "ack_backoff", req->backoff) ||
+	    rdma_nl_put_driver_u64(msg, "ack_timer_us", ack_us))
 		return -EMSGSIZE;
 	return 0;
 }

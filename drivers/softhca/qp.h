@@ -64,6 +64,8 @@ struct shca_req {
 	bool held;			/* the next WQE's copy and counts are kept */
 	u8 rnr_left;			/* 7: retry for ever */
 	u8 retry_left;
+	u8 backoff;			/* ACK timeouts since una moved */
+	ktime_t charged;		/* una moved, or a retry counted; 0: idle */
 	u32 psn;			/* the next packet's, on the wire */
 	u32 taken;			/* RC messages in the wire's window */
 	u32 win;			/* slots, a power of two */

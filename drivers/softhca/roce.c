@@ -59,6 +59,9 @@ static void shca_roce_qp_stop(struct shca_qp *qp)
 	shca_roce_rx_purge(qp);
 	shca_roce_req_reset(qp);
 	shca_roce_resp_reset(qp);
+	/* A path measured before the reset may not be the next one. */
+	qp->roce->req.srtt_us = 0;
+	qp->roce->req.rttvar_us = 0;
 }
 
 /* The packets queued; for RC and UC, the window and the responder. */
@@ -77,6 +80,8 @@ static int shca_roce_fill_res(struct sk_buff *msg, struct shca_qp *qp)
 	    rdma_nl_put_driver_u32(msg, "cwnd", wr->cwnd) ||
 	    rdma_nl_put_driver_u32(msg, "ssthresh", wr->ssthresh) ||
 	    rdma_nl_put_driver_u32(msg, "rd_atomic", wr->rd_atomic) ||
+	    rdma_nl_put_driver_u32(msg, "srtt_us", wr->srtt_us) ||
+	    rdma_nl_put_driver_u32(msg, "rttvar_us", wr->rttvar_us) ||
 	    rdma_nl_put_driver_u32(msg, "verdict", wr->verdict) ||
 	    rdma_nl_put_driver_u32_hex(msg, "epsn", qp->resp.epsn) ||
 	    rdma_nl_put_driver_u32(msg, "msn", rs->msn) ||
@@ -94,6 +99,7 @@ static const struct shca_window_ops shca_roce_window = {
 	.fail = shca_roce_req_fail,
 	.busy = shca_roce_req_busy,
 	.una = shca_roce_req_una,
+	.rto = shca_roce_req_rto,
 	.reset = shca_roce_req_reset,
 };
 

@@ -83,6 +83,12 @@ enum shca_wire_verdict {
  *	one per window acknowledged
  * @grown: PSNs acknowledged towards @cwnd's next step above @ssthresh
  * @rd_atomic: READs and atomics in the window not answered yet
+ * @timing: a PSN sent once is being timed: @timed_psn, sent at @timed_at,
+ *	until @una passes it (a resend voids it: Karn's rule)
+ * @timed_psn: the PSN timed
+ * @timed_at: when it left
+ * @srtt_us: the round trip, smoothed (RFC 6298), in us; 0: not measured
+ * @rttvar_us: its mean deviation, in us
  * @resps: READ responses received in order, not placed yet
  *
  * The window's messages are the engine's taken WQEs (shca_req_ws()),
@@ -104,6 +110,11 @@ struct shca_wire_req {
 	u32 ssthresh;
 	u32 grown;
 	u32 rd_atomic;
+	bool timing;
+	u32 timed_psn;
+	ktime_t timed_at;
+	u32 srtt_us;
+	u32 rttvar_us;
 	struct sk_buff_head resps;
 };
 
@@ -221,6 +232,7 @@ void shca_roce_req_fail(struct shca_qp *qp, struct shca_wire_slot *ws,
 			enum ib_wc_status status);
 bool shca_roce_req_busy(struct shca_qp *qp);
 u32 shca_roce_req_una(struct shca_qp *qp);
+u64 shca_roce_req_rto(struct shca_qp *qp);
 void shca_roce_req_rx(struct shca_qp *qp, struct sk_buff *skb,
 		      const struct shca_pkt *pkt, const void *data);
 void shca_roce_req_init(struct shca_qp *qp);

@@ -43,6 +43,9 @@
  *  - the other NAKs answer the message with REM_INV_REQ_ERR,
  *    REM_ACCESS_ERR or REM_OP_ERR;
  *  - no progress within the local ACK timeout goes back to una.
+ * A PSN sent once is timed until una passes it (one at a time, none sent
+ * again: Karn's rule), for a smoothed round trip that the engine bases
+ * its ACK timer on (shca_roce_req_rto()).
  * The engine's next run acts on what they said (shca_roce_req_act()),
  * and completes the answered messages in order.  A resend for want of an
  * answer counts against retry_cnt; progress restores the count.  READ
@@ -292,6 +295,17 @@ static int shca_req_push(struct shca_qp *qp, struct shca_wire_slot *ws,
 	resent = clamp(shca_psn_diff(wr->high, from), 0, n);
 	if (shca_psn_diff(wr->nxt, wr->high) > 0)
 		wr->high = wr->nxt;
+	/*
+	 * Sent for the first time: timed, unless a PSN is already.  A
+	 * READ's request is answered by its first response, the others'
+	 * last packet by an ACK.
+	 */
+	if (!resent && !wr->timing) {
+		wr->timing = true;
+		wr->timed_psn = ws->wr_opcode == IB_WR_RDMA_READ ? from :
+				shca_psn_add(wr->nxt, SHCA_BTH_PSN);
+		wr->timed_at = ktime_get();
+	}
 	return resent;
 }
 
@@ -456,6 +470,8 @@ static void shca_req_go_back(struct shca_qp *qp, u8 cause)
 
 	wr->nxt = wr->una;
 	wr->cause = cause;
+	/* What is sent again times no round trip (Karn). */
+	wr->timing = false;
 	if (cause != SHCA_WIRE_RNR_WAITED) {
 		wr->back = wr->una;
 		if (timeout || shca_psn_diff(wr->una, wr->recover) >= 0) {
@@ -493,8 +509,9 @@ static void shca_req_open(struct shca_wire_req *wr, u32 acked)
  * @rnr_timer: set with SHCA_WIRE_ACT_RNR: the RNR NAK's timer code
  *
  * Context: the engine.
- * Return: SHCA_WIRE_ACT_LOST for a sequence NAK, a gap, or a timeout
- * with a message not answered; SHCA_WIRE_ACT_RNR for an RNR NAK, then
+ * Return: SHCA_WIRE_ACT_LOST for a sequence NAK or a gap,
+ * SHCA_WIRE_ACT_TIMEOUT for a timeout with a message not answered;
+ * SHCA_WIRE_ACT_RNR for an RNR NAK, then
  * SHCA_WIRE_ACT_RESEND once the engine waited; else SHCA_WIRE_ACT_NONE.
  * shca_roce_req_resend() acts on the last of them.
  */
@@ -523,7 +540,7 @@ enum shca_wire_act shca_roce_req_act(struct shca_qp *qp, bool expired,
 		shca_count(to_shca_dev(qp->ibqp.device),
 			   SHCA_CNT_LOCAL_ACK_TIMEOUT);
 		wr->cause = SHCA_WIRE_NONE;
-		return SHCA_WIRE_ACT_LOST;
+		return SHCA_WIRE_ACT_TIMEOUT;
 	}
 }
 
@@ -628,6 +645,24 @@ void shca_roce_req_service(struct shca_qp *qp, struct shca_wire_slot *ws,
 }
 
 /*
+ * A round trip of @us, into the smoothed one and its deviation (RFC 6298,
+ * section 2, in integers).
+ */
+static void shca_req_rtt(struct shca_wire_req *wr, u32 us)
+{
+	u32 dev;
+
+	if (!wr->srtt_us) {
+		wr->srtt_us = max(us, 1U);
+		wr->rttvar_us = us / 2;
+		return;
+	}
+	dev = abs((s32)(wr->srtt_us - us));
+	wr->rttvar_us = (3 * wr->rttvar_us + dev) / 4;
+	wr->srtt_us = max((7 * wr->srtt_us + us) / 8, 1U);
+}
+
+/*
  * The first unacknowledged PSN moves on to @una: restore the retries,
  * open the congestion window.  Past what was sent since a go-back (READ
  * responses to the first request), sending resumes from @una.
@@ -638,6 +673,12 @@ static void shca_req_progress(struct shca_qp *qp, u32 una)
 
 	if (una == wr->una)
 		return;
+	if (wr->timing && shca_psn_diff(una, wr->timed_psn) > 0) {
+		wr->timing = false;
+		shca_req_rtt(wr, min_t(s64, ktime_us_delta(ktime_get(),
+							   wr->timed_at),
+				       U32_MAX / 8));
+	}
 	shca_req_open(wr, shca_psn_diff(una, wr->una));
 	wr->una = una;
 	if (shca_psn_diff(una, wr->nxt) > 0)
@@ -904,6 +945,23 @@ u32 shca_roce_req_una(struct shca_qp *qp)
 }
 
 /**
+ * shca_roce_req_rto() - how long an answer takes on this QP's path
+ * @qp: the requester
+ *
+ * Context: the engine.
+ * Return: the smoothed round trip and four of its mean deviations, in
+ * ns (RFC 6298's RTO, before its floor), or 0 before the first sample.
+ */
+u64 shca_roce_req_rto(struct shca_qp *qp)
+{
+	const struct shca_wire_req *wr = &qp->roce->req;
+
+	if (!wr->srtt_us)
+		return 0;
+	return ((u64)wr->srtt_us + 4ULL * wr->rttvar_us) * NSEC_PER_USEC;
+}
+
+/**
  * shca_roce_req_init() - a requester's window, before its first message
  * @qp: the requester
  *
@@ -929,6 +987,7 @@ void shca_roce_req_reset(struct shca_qp *qp)
 
 	wr->verdict = SHCA_WIRE_NONE;
 	wr->gap = false;
+	wr->timing = false;
 	wr->rd_atomic = 0;
 	__skb_queue_purge(&wr->resps);
 }

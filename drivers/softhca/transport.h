@@ -132,7 +132,8 @@ struct shca_wire_slot {
 /* What the engine's run does about a window (struct shca_window_ops). */
 enum shca_wire_act {
 	SHCA_WIRE_ACT_NONE,	/* place READ responses, complete */
-	SHCA_WIRE_ACT_LOST,	/* a loss or a timeout: resend, on retry_cnt */
+	SHCA_WIRE_ACT_LOST,	/* a loss: resend, on retry_cnt */
+	SHCA_WIRE_ACT_TIMEOUT,	/* nothing came in time: resend, on retry_cnt */
 	SHCA_WIRE_ACT_RNR,	/* wait the RNR timer: send nothing */
 	SHCA_WIRE_ACT_RESEND,	/* the RNR wait is over: resend */
 };
@@ -155,6 +156,9 @@ enum shca_wire_act {
  * @busy: a message is not answered yet: the local ACK timer runs
  * @una: the first PSN not answered: when it moves, the window made
  *	progress
+ * @rto: how long an answer takes on the QP's path, as measured (the
+ *	smoothed round trip and four deviations), in ns; 0 before the first
+ *	measure
  * @reset: the window is empty, or the QP reset: what it kept goes
  *
  * The engine keeps the window's WQEs and completes them in order (see
@@ -177,6 +181,7 @@ struct shca_window_ops {
 		     enum ib_wc_status status);
 	bool (*busy)(struct shca_qp *qp);
 	u32 (*una)(struct shca_qp *qp);
+	u64 (*rto)(struct shca_qp *qp);
 	void (*reset)(struct shca_qp *qp);
 };
 
