@@ -9,9 +9,10 @@
 # both, which step through the test cases in lock step.  Results are
 # named wire/... for the default kernel and wire-<major.minor>/... for any
 # other, as integration.sh does.  softhca and rdma_rxe run every case,
-# UD, RC and rdma_cm's, in both directions, and rdma_rxe against itself
-# the brief ones, the harness's baseline (softhca against itself is
-# netns.sh's, in one guest); see wire-cases.sh for the cases.  --brief:
+# UD, RC, rdma_cm's and the kernel's ULPs', in both directions, and
+# rdma_rxe against itself the brief ones, the harness's baseline
+# (softhca against itself is netns.sh's, in one guest, but for the ULPs,
+# which run here); see wire-cases.sh for the cases.  --brief:
 # a case of each kind of traffic only, the others reported as skipped
 # (make check).
 #
@@ -50,8 +51,9 @@ done
 [ -z "$brief" ] || [ -z "$bench" ] || die "wire.sh: --brief or --bench, not both"
 suite_kernel wire "${1:-}"
 
-# A guest runs its 38 cases (16 on each of 2 pairs, 6 on the baseline) in
-# 15 to 20 minutes;
+# A guest runs its 54 cases (21 on each of 2 mixed pairs, 2 of them
+# skipped, 8 on the baseline, the 4 ULP cases on softhca/softhca) in 20
+# to 25 minutes;
 # a case that fails by timing out takes 2, and a peer that is gone fails
 # the rest at once.  Allow for twice the time under contention and a
 # dozen cases timing out.

@@ -42,16 +42,32 @@ wire_tests=(
 	"rc_corrupt rc_pingpong corrupt 2%"
 )
 
-# One of each kind of traffic (UD, SEND, READ, atomics, rdma_cm,
-# multicast, retransmission), for a brief run.
+# The kernel's ULPs, NAME TEST [NETEM...] as above, in the two-guest
+# suite only (nvmet and nfsd listen in the initial network namespace):
+# each side is scripts/tests/ulp-wire.sh, which checks the data.  Under
+# loss, only between two softhca devices (wire-guest.sh says why).
 # shellcheck disable=SC2034
-wire_brief_tests=" ud_pingpong rc_pingpong read_bw atomic_bw rping mckey rc_loss "
+wire_ulp_tests=(
+	"nvme nvme"
+	"nfs nfs"
+	"nvme_loss nvme loss 2%"
+	"nfs_loss nfs loss 2%"
+)
+
+# One of each kind of traffic (UD, SEND, READ, atomics, rdma_cm,
+# multicast, retransmission, a kernel ULP), for a brief run.
+# shellcheck disable=SC2034
+wire_brief_tests=" ud_pingpong rc_pingpong read_bw atomic_bw rping mckey rc_loss nvme "
 
 # The longest a server or client may run: a passing one takes 45 s at
 # most, rping under loss; a failing one may wait for ever (a UD pingpong
 # that lost a message, an RC server whose client gave up).
 # shellcheck disable=SC2034
 run_timeout=90
+
+# What a ULP's side is given, its fio or file tree crossing a lossy wire
+# included; side_cmd sets $run_for, this or $run_timeout.
+ulp_timeout=300
 
 # The GID index of a pingpong: 1, the NIC's IPv4 address as RoCEv2
 # IPv4-mapped GID; for TEST*6, 0, its IPv6 link-local address (fe80::,
@@ -99,11 +115,22 @@ netem_add() {
 
 # side_cmd TEST DEV SIDE: the command line of TEST's SIDE (server or
 # client) on DEV, in $cmd, and the TCP port its server listens on, if
-# any, in $port, or the multicast group it joins, in $group.
+# any, in $port, the multicast group it joins, in $group, or the port
+# its rdma_cm listener has in the kernel (a ULP's), in $cm_port; how long
+# it may run, in $run_for.
+# shellcheck disable=SC2034 # $run_for, for the scripts that source this
 side_cmd() {
 	local side=$3
-	port='' group=''
+	port='' group='' cm_port='' run_for=$run_timeout
 	case $1 in
+	nvme | nfs)
+		cm_port=4420
+		[ "$1" = nvme ] || cm_port=20049
+		run_for=$ulp_timeout
+		cmd=("$(dirname "${BASH_SOURCE[0]}")/ulp-wire.sh")
+		if [ "$side" = server ]; then cmd+=(serve); else cmd+=(connect); fi
+		cmd+=("$1" "$server_addr")
+		return ;;
 	ud_pingpong | ud_pingpong6)
 		port=18515
 		cmd=(ibv_ud_pingpong -g "$(pingpong_gid "$1")" -d "$2"
@@ -186,13 +213,16 @@ one_way() {
 }
 
 # listening [PREFIX...]: is the server of the last side_cmd up?  A TCP
-# port listening, its multicast group joined by the netdev, or for the
-# rdma_cm tools (no TCP: rping, udaddy, ucmatose, perftest -R) a
-# listening CM ID.  PREFIX runs ss or ip where the server runs (ip netns
-# exec NS).
+# port listening, its multicast group joined by the netdev, a ULP's
+# listening CM ID on its port, or for the rdma_cm tools (no TCP: rping,
+# udaddy, ucmatose, perftest -R) a listening CM ID.  PREFIX runs ss or ip
+# where the server runs (ip netns exec NS).
 listening() {
 	if [ -n "$port" ]; then
 		"$@" ss -Hltn "sport = :$port" | grep -q .
+	elif [ -n "$cm_port" ]; then
+		rdma resource show cm_id 2>/dev/null |
+			grep -Eq "state LISTEN .*src-addr [^ ]*:$cm_port( |$)"
 	elif [ -n "$group" ]; then
 		"$@" ip maddr show | grep -qw "$group"
 	else
