@@ -22,6 +22,9 @@
 # kernel, softhca between two network namespaces over a veth beside
 # softhca's loopback, 5 interleaved repetitions (netns.sh --bench):
 # "BENCH netns_<name> ns=<v> loop=<v> ratio=<ns/loop> unit=<u>".
+# The kernel's ULPs (fio over NVMe-oF, NFS over RDMA) are among the
+# figures of Debian's kernel, and have a leg of their own on 6.12 when
+# its headers are here: "BENCH 6.12_<name> ...".
 # --smoke: the figures the performance gate names, one repetition with a
 # tenth of the iterations, on Debian's kernel only (no debug kernel, no
 # wire, namespace, scaling or trace figures), for `make check` (whose
@@ -76,11 +79,12 @@ if [ -n "$baseline" ]; then
 	say "bench: baseline $baseline ($sha) in $base_tree"
 fi
 
-# leg KERNEL KDIR TYPES: one guest run of bench-guest.sh on the kernel in
-# KERNEL (built from KDIR) for the device TYPES (with "base", the
-# baseline's build too); sets $share and $rc.
+# leg KERNEL KDIR TYPES [ulp]: one guest run of bench-guest.sh on the
+# kernel in KERNEL (built from KDIR) for the device TYPES (with "base",
+# the baseline's build too), with "ulp" for the ULP figures alone; sets
+# $share and $rc.
 leg() {
-	local kernel=$1 kdir=$2 types=$3 rel start base=()
+	local kernel=$1 kdir=$2 types=$3 mode=${4:-$smoke} rel start base=()
 	rel=$(kdir_release "$kdir")
 	make -s -C "$top" KDIR="$kdir" modules >/dev/null ||
 		die "module build for $rel failed"
@@ -91,7 +95,7 @@ leg() {
 	fi
 	# Without trace events, for their cost (bench-guest.sh's
 	# trace_figures); not beside siw, on the debug kernel.
-	[[ $types == *siw* ]] || [ -n "$smoke" ] ||
+	[[ $types == *siw* ]] || [ -n "$mode" ] ||
 		make -s -C "$top" KDIR="$kdir" NOTRACE=1 modules >/dev/null ||
 		die "module build for $rel without trace events failed"
 	share=$(run_dir "bench-$rel")
@@ -100,7 +104,7 @@ leg() {
 		--timeout $((900 + reps * 2400)) --share "$share" \
 		--log "$share/console.log" "$kernel" -- \
 		"$top/scripts/tests/bench-guest.sh" "$top/build/$rel" \
-		"$top/build/userspace/libsofthca" "$reps" "$smoke" "$types" \
+		"$top/build/userspace/libsofthca" "$reps" "$mode" "$types" \
 		"${base[@]}" >/dev/null
 	rc=$?
 	say "bench ($rel): guest run took $((SECONDS - start)) s, exit $rc; logs in $share"
@@ -118,10 +122,16 @@ peer_splat() {
 }
 
 # The figures: name, unit, and the memcpy figure that limits it, if any.
-# "lockdep": the debug kernel's, without the scaling figures; "wire":
-# wire.sh --bench's.
+# "lockdep": the debug kernel's, without the scaling and ULP figures;
+# "wire": wire.sh --bench's; "ulp": the ULP figures alone.
 figures() {
 	local s q
+	if [ "${1:-}" = ulp ]; then
+		printf '%s\n' "nvme_write_128k MiB/s" "nvme_read_128k MiB/s" \
+			"nvme_randread_4k IOPS" "nfs_write_1m MiB/s" \
+			"nfs_read_1m MiB/s"
+		return
+	fi
 	if [ "${1:-}" = wire ]; then
 		printf '%s\n' "write_bw_65536 MiB/s" "read_bw_65536 MiB/s" \
 			"send_lat_2_typ us" "send_lat_2_p99 us" \
@@ -155,6 +165,7 @@ figures() {
 		echo "scale_kib_$q KiB"
 		echo "scale_op_ns_$q ns"
 	done
+	figures ulp
 }
 
 # ratio A B: A / B, or nothing.
@@ -175,6 +186,10 @@ table() {
 	if [ "$kind" = wire ]; then
 		prefix=wire_
 		echo "RoCEv2 between two guests of Debian's kernel, each device against itself"
+	fi
+	if [ "$kind" = ulp ]; then
+		prefix=6.12_
+		echo "The kernel's ULPs on Debian's 6.12, each device against itself"
 	fi
 	if [ "$kind" = lockdep ]; then
 		echo "lockdep kernel (debug kernel: lockdep, KASAN, kmemleak)"
@@ -277,6 +292,8 @@ raw_debian=$share/bench.raw rc_debian=$rc
 rc_debug=0
 rc_wire=0
 rc_netns=0
+rc_612=0
+raw_612=
 if [ -z "$smoke" ]; then
 	dk=$("$top/scripts/kernel/debug-kernel.sh") || die "no debug kernel"
 	leg "$dk" "$dk/build" "softhca rxe siw"
@@ -285,6 +302,15 @@ if [ -z "$smoke" ]; then
 	"$top/scripts/wire.sh" --bench "$raw_wire" || rc_wire=1
 	raw_netns=$share/netns.raw
 	"$top/scripts/netns.sh" --bench 5 "$raw_netns" || rc_netns=1
+	# The ULP figures on Debian's other kernel, 6.12, when its headers
+	# are here.
+	kdir612=$(kdir_lts612)
+	if [ -n "$kdir612" ]; then
+		kernel612=$("$top/scripts/kernel/debian-kernel.sh" \
+			"$(kdir_release "$kdir612")") || die "no Debian 6.12 kernel"
+		leg "$kernel612" "$kdir612" "softhca rxe" ulp
+		raw_612=$share/bench.raw rc_612=$rc
+	fi
 fi
 
 table "$raw_debian"
@@ -297,6 +323,10 @@ if [ -z "$smoke" ]; then
 	table "$raw_wire" wire
 	echo
 	netns_table "$raw_netns"
+	if [ -n "$raw_612" ]; then
+		echo
+		table "$raw_612" ulp
+	fi
 fi
 printf '%s\n' "${lines[@]}"
 # The pictures of Debian's kernel (scripts/bench-plot.sh), in its leg's
@@ -335,7 +365,8 @@ gate() {
 
 ok=0
 [ "$rc_debian" = 0 ] && [ "$rc_debug" = 0 ] && [ "$missing" = 0 ] &&
-	[ "$rc_wire" = 0 ] && [ "$rc_netns" = 0 ] && [ "$rc_plot" = 0 ] ||
+	[ "$rc_wire" = 0 ] && [ "$rc_netns" = 0 ] && [ "$rc_612" = 0 ] &&
+	[ "$rc_plot" = 0 ] ||
 	ok=1
 if [ -n "$smoke" ]; then
 	if [ $ok = 0 ]; then

@@ -8,7 +8,8 @@
 #
 # $1: this kernel's build directory; $2: the provider library; $3:
 # repetitions; $4: "smoke" for a quick pass with few iterations over the
-# figures the performance gate names (bench_gated), or "";
+# figures the performance gate names (bench_gated), "ulp" for the ULP
+# figures alone (ulp_figures), or "" for all;
 # $5: the devices' types, "softhca rxe" or "softhca rxe siw", or with
 # "base" (bench.sh --baseline) softhca as an older commit built it: $6 its
 # build directory, $7 its provider, its device base0.  With siw (the debug kernel), the scaling
@@ -24,8 +25,12 @@ build=$1
 export RDMAV_DRIVERS=$2
 # client_server and listening, as the provider's tests run perftest.
 . "$(dirname "$0")/provider.sh"
+# shellcheck source=SCRIPTDIR/ulp-lib.sh
+. "$(dirname "$0")/ulp-lib.sh"
 reps=$3
-smoke=${4:-}
+mode=${4:-}
+smoke=
+[ "$mode" != smoke ] || smoke=smoke
 types=${5:-softhca rxe}
 base_build=${6:-}
 base_provider=${7:-}
@@ -168,6 +173,59 @@ scale_figures() {
 	done
 }
 
+# ulp_fio DEV FIGURE FIELD FILE ARG...: one fio run of 10 s (after 2 s
+# of warm-up) on FILE, O_DIRECT, so that every byte crosses DEV; records
+# FIELD of its result: read_iops, read_mibs or write_mibs.
+ulp_fio() {
+	local dev=$1 figure=$2 field=$3 file=$4 line value
+	shift 4
+	line=$(fio --name=bench --filename="$file" --direct=1 \
+		--ioengine=libaio --time_based --runtime=10 --ramp_time=2 \
+		--output-format=terse --terse-version=3 "$@" 2>&1 | tail -n 1)
+	# fio's terse fields: 7 the read KiB/s, 8 the read IOPS, 48 the
+	# write KiB/s.
+	value=$(awk -F';' -v f="$field" 'NF > 48 {
+		if (f == "read_iops") print $8
+		else printf "%.1f", (f == "read_mibs" ? $7 : $48) / 1024 }' \
+		<<<"$line")
+	echo "$dev $figure: ${value:-$line}"
+	record "$dev" "$figure" "$value"
+}
+
+# ulp_figures DEV: the kernel's ULPs on DEV (ulp-lib.sh's NVMe-oF target
+# and NFS server, their hosts in the same guest): a RAM disk behind
+# nvmet-rdma read 4 KiB at a time at random, queue depth 32 (IOPS), and
+# written and read 128 KiB at a time in sequence (MiB/s); a file of an
+# NFS mount over RDMA written and read 1 MiB at a time (MiB/s).  The
+# target's port is DEV's only while DEV is loaded.
+ulp_figures() {
+	local dev=$1 disk
+	{ [ -d "$nvmet/subsystems/$nqn" ] || nvme_subsystem; } &&
+		nvme_port_add &&
+		nvme connect -t rdma -a "$addr" -s 4420 -n "$nqn" >/dev/null &&
+		wait_for 30 nvme_disk >/dev/null && disk=$(nvme_disk) ||
+		echo "$dev: no NVMe-oF namespace"
+	if [ -n "$disk" ]; then
+		ulp_fio "$dev" nvme_write_128k write_mibs "$disk" --rw=write \
+			--bs=128k --iodepth=32
+		ulp_fio "$dev" nvme_read_128k read_mibs "$disk" --rw=read \
+			--bs=128k --iodepth=32
+		ulp_fio "$dev" nvme_randread_4k read_iops "$disk" \
+			--rw=randread --bs=4k --iodepth=32
+		nvme disconnect -n "$nqn" >/dev/null
+	fi
+	[ ! -e "$nvmet/ports/1" ] || nvme_port_remove
+	if ! { { mountpoint -q "$export" || nfs_server; } && nfs_mount; }; then
+		echo "$dev: no NFS mount over RDMA"
+		return
+	fi
+	ulp_fio "$dev" nfs_write_1m write_mibs "$mnt/file" --rw=write \
+		--bs=1M --iodepth=8 --size=128M
+	ulp_fio "$dev" nfs_read_1m read_mibs "$mnt/file" --rw=read \
+		--bs=1M --iodepth=8 --size=128M
+	umount "$mnt"
+}
+
 # specs: the perftest figures, one a line: FIGURE COLUMN TOOL ARG...
 specs() {
 	local s q n
@@ -198,6 +256,10 @@ specs() {
 
 figures() {
 	local dev=$1 spec lines line
+	if [ "$mode" = ulp ]; then
+		ulp_figures "$dev"
+		return
+	fi
 	# (No /dev/fd in the guest for a process substitution.)
 	mapfile -t lines <<<"$(specs)"
 	for line in "${lines[@]}"; do
@@ -209,6 +271,7 @@ figures() {
 	# iWARP QP cannot be.
 	[ "$dev" = siw0 ] || kernel_figures "$dev"
 	[ -n "$smoke" ] || [[ $types == *siw* ]] || scale_figures "$dev"
+	[ -n "$smoke" ] || [[ $types == *siw* ]] || ulp_figures "$dev"
 	# One run's samples are enough for the shape, and cheap.
 	[ -n "$smoke" ] || [ "$rep" != 1 ] || [[ $types == *siw* ]] ||
 		latency_samples "$dev"
@@ -265,6 +328,7 @@ for rep in $(seq "$reps"); do
 		fi
 		unload "$type"
 	done
+	[ "$mode" != ulp ] || continue
 	[ -n "$smoke" ] || [[ $types == *siw* ]] || trace_figures
 	for s in 64 4096 65536 1048576; do
 		line=$(ibloop "op=memcpy size=$s depth=16 iters=$(iters $((s < 65536 ? 200000 : 2000)))")
