@@ -468,9 +468,10 @@ static u64 shca_req_ack_ns(struct shca_qp *qp, u8 timeout)
 	if (!ns)
 		return full;
 	ns = max_t(u64, ns, SHCA_ACK_MIN_NS);
+	/* Doubled @backoff times, it stays within full / ns * ns. */
 	if (ns >= full || qp->req.backoff > ilog2(div64_u64(full, ns)))
 		return full;
-	return min(ns << qp->req.backoff, full);
+	return ns << qp->req.backoff;
 }
 
 /*
