@@ -200,11 +200,8 @@ ulp_fio() {
 # target's port is DEV's only while DEV is loaded.
 ulp_figures() {
 	local dev=$1 disk
-	{ [ -d "$nvmet/subsystems/$nqn" ] || nvme_subsystem; } &&
-		nvme_port_add &&
-		nvme connect -t rdma -a "$addr" -s 4420 -n "$nqn" >/dev/null &&
-		wait_for 30 nvme_disk >/dev/null && disk=$(nvme_disk) ||
-		echo "$dev: no NVMe-oF namespace"
+	nvme_subsystem && nvme_port_add && nvme_host -i 2 >/dev/null &&
+		disk=$(nvme_disk) || echo "$dev: no NVMe-oF namespace"
 	if [ -n "$disk" ]; then
 		ulp_fio "$dev" nvme_write_128k write_mibs "$disk" --rw=write \
 			--bs=128k --iodepth=32

@@ -76,8 +76,7 @@ rdma_cm_qps() {
 # nvme_connect [OPTION...]: the host connected, with two I/O queues and
 # nvme-cli's OPTIONs.
 nvme_connect() {
-	{ nvme connect -t rdma -a "$addr" -s 4420 -n "$nqn" -i 2 "$@" &&
-		wait_for 30 nvme_disk >/dev/null; } || keep_state "nvme connect"
+	nvme_host -i 2 "$@" || keep_state "nvme connect"
 }
 
 nvme_disconnect() {

@@ -16,8 +16,10 @@ nvme_target() {
 	nvme_subsystem && nvme_port_add
 }
 
+# The subsystem, once: a second call finds it made.
 nvme_subsystem() {
 	local s=$nvmet/subsystems/$nqn
+	[ ! -d "$s" ] || return 0
 	# One RAM disk of 160 MiB (brd's rd_size is in KiB).
 	modprobe brd rd_nr=1 rd_size=163840 &&
 		modprobe -a nvmet nvmet-rdma nvme-rdma || return 1
@@ -42,6 +44,14 @@ nvme_port_add() {
 # it serves, and their queues' connections go.
 nvme_port_remove() {
 	rm "$nvmet/ports/1/subsystems/$nqn" && rmdir "$nvmet/ports/1"
+}
+
+# nvme_host [OPTION...]: the host connected to the target on $addr,
+# with nvme-cli's OPTIONs, its namespace's block device there within 30 s.
+nvme_host() {
+	modprobe nvme-rdma &&
+		nvme connect -t rdma -a "$addr" -s 4420 -n "$nqn" "$@" &&
+		wait_for 30 nvme_disk >/dev/null
 }
 
 # The namespace block device of the subsystem $nqn, once it has a size:

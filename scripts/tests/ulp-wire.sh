@@ -27,8 +27,7 @@ served() {
 }
 
 serve_nvme() {
-	{ [ -d "$nvmet/subsystems/$nqn" ] || nvme_subsystem; } &&
-		nvme_port_add || return 1
+	nvme_subsystem && nvme_port_add || return 1
 	undo+=(nvme_port_remove)
 	echo "nvmet: $nqn on $addr:4420"
 	served
@@ -62,10 +61,8 @@ nfs_let_go() {
 
 connect_nvme() {
 	local disk
-	modprobe nvme-rdma &&
-		nvme connect -t rdma -a "$addr" -s 4420 -n "$nqn" -i 2 || return 1
 	undo+=(nvme_let_go)
-	wait_for 60 nvme_disk >/dev/null && disk=$(nvme_disk) || return 1
+	nvme_host -i 2 && disk=$(nvme_disk) || return 1
 	echo "nvme-rdma: $disk"
 	# 8 MiB on each of the two halves, block sizes from 4 KiB to
 	# 128 KiB, queue depth 32; O_DIRECT, so the reads come from the
@@ -79,13 +76,9 @@ connect_nvme() {
 connect_nfs() {
 	modprobe -a nfs rpcrdma && mkdir -p "$mnt" && nfs_mount || return 1
 	undo+=(nfs_let_go)
-	if ! { rm -rf "${mnt:?}"/* && tree_new && cp -a "$tree/." "$mnt/" &&
-		umount "$mnt" && nfs_mount && tree_same "$mnt"; }; then
-		umount "$mnt"
-		return 1
-	fi
+	{ rm -rf "${mnt:?}"/* && tree_new && cp -a "$tree/." "$mnt/" &&
+		umount "$mnt" && nfs_mount && tree_same "$mnt"; } || return 1
 	echo "nfs: the tree read back through a fresh mount"
-	umount "$mnt"
 }
 
 # What a side set up, undone when it exits, also when its timeout
