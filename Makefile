@@ -23,7 +23,7 @@ BUILD := $(CURDIR)/build/$(KREL)$(if $(NOTRACE),-notrace)
 SOURCES := Kbuild drivers include kunit
 
 .PHONY: all modules userspace install uninstall deb check check-full demo \
-	bench fuzz ulp lint clean print-kdir
+	bench fuzz ulp lint clean print-kdir blktests
 
 all: modules userspace
 
@@ -90,6 +90,14 @@ ulp:
 	scripts/ulp.sh $(lastword $(sort $(wildcard \
 		/usr/src/linux-headers-6.12.*+deb12-amd64)))
 	scripts/ulp.sh --debug
+
+# blktests' soft-RDMA groups, nvme (over rdma) and srp, on softhca beside
+# rdma_rxe, from a blktests checkout: make blktests BLKTESTS=<dir>
+# [TESTS="nvme/003 srp"] [KDIR=<6.12 headers>].
+blktests:
+	$(if $(BLKTESTS),,$(error BLKTESTS=<a blktests checkout> is needed))
+	scripts/setup.sh blktests
+	scripts/blktests.sh $(BLKTESTS) $(if $(filter command line,$(origin KDIR)),$(KDIR))
 
 lint:
 	scripts/lint.sh

@@ -1,6 +1,9 @@
 #!/bin/bash
+# setup.sh [blktests]
+#
 # Install the Debian packages softhca's build, tests and demo need; a no-op
-# when they are all there.  Debian 12 (bookworm), as root.  Nothing they
+# when they are all there; with blktests, also what blktests' srp group
+# runs (make blktests).  Debian 12 (bookworm), as root.  Nothing they
 # bring may start on this host (rdma-core has services that load RDMA
 # modules; the guests share this host's root): a policy-rc.d that forbids
 # every start is in place while apt runs, unless the host has its own.
@@ -34,6 +37,9 @@ pkgs=(
 	nvme-cli fio nfs-kernel-server targetcli-fb dbus-daemon open-iscsi
 	ksmbd-tools cifs-utils
 )
+# blktests itself (gawk), and its srp group: dm-multipath's daemon,
+# sg_reset, mkfs.xfs.
+[ "${1:-}" != blktests ] || pkgs+=(gawk multipath-tools sg3-utils xfsprogs)
 
 # Debian 12's other LTS kernel line: the newest 6.12 headers the archive
 # lists (none before the package lists are there).
