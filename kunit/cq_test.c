@@ -271,6 +271,27 @@ static void shca_cq_solicited(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ib_destroy_cq_user(p->cq, NULL), 0);
 }
 
+/*
+ * Armed with both bits (IB_CQ_SOLICITED_MASK, as SMC-R arms its receive
+ * CQ), any completion fires it; and a CQ armed for the next completion
+ * is not narrowed to solicited ones by a later solicited arm.
+ */
+static void shca_cq_notify_both_bits(struct kunit *test)
+{
+	struct shca_cq_probe *p = shca_cq_probe_new(test, 16);
+
+	KUNIT_ASSERT_EQ(test, ib_req_notify_cq(p->cq, IB_CQ_SOLICITED_MASK),
+			0);
+	KUNIT_ASSERT_EQ(test, shca_push(p, 1, false), 0);
+	KUNIT_EXPECT_TRUE(test, shca_wait_count(&p->wait, &p->comps, 1));
+
+	KUNIT_ASSERT_EQ(test, ib_req_notify_cq(p->cq, IB_CQ_NEXT_COMP), 0);
+	KUNIT_ASSERT_EQ(test, ib_req_notify_cq(p->cq, IB_CQ_SOLICITED), 0);
+	KUNIT_ASSERT_EQ(test, shca_push(p, 2, false), 0);
+	KUNIT_EXPECT_TRUE(test, shca_wait_count(&p->wait, &p->comps, 2));
+	KUNIT_EXPECT_EQ(test, ib_destroy_cq_user(p->cq, NULL), 0);
+}
+
 /* Arm-then-recheck: arming a CQ that holds completions says so. */
 static void shca_cq_missed_events(struct kunit *test)
 {
@@ -448,6 +469,7 @@ static struct kunit_case shca_cq_cases[] = {
 	KUNIT_CASE_PARAM(shca_cq_notify_deferred, shca_cq_ctx_gen_params),
 	KUNIT_CASE(shca_cq_vector_cpu),
 	KUNIT_CASE(shca_cq_solicited),
+	KUNIT_CASE(shca_cq_notify_both_bits),
 	KUNIT_CASE(shca_cq_missed_events),
 	KUNIT_CASE(shca_cq_overflow),
 	KUNIT_CASE(shca_cq_resize),

@@ -338,8 +338,15 @@ int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	int missed = 0;
 
 	spin_lock_irqsave(&cq->prod_lock, irqflags);
-	if (cq->notify != IB_CQ_NEXT_COMP)
-		cq->notify = flags & IB_CQ_SOLICITED_MASK;
+	/*
+	 * Both bits (IB_CQ_SOLICITED_MASK itself, which SMC-R passes) ask
+	 * for the next completion, the wider of the two, as mlx5 and rxe
+	 * read them; a CQ armed for the next completion stays so.
+	 */
+	if (flags & IB_CQ_NEXT_COMP)
+		cq->notify = IB_CQ_NEXT_COMP;
+	else if (cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = flags & IB_CQ_SOLICITED;
 	if (flags & IB_CQ_REPORT_MISSED_EVENTS) {
 		/* Acquire: pairs with the poller's release of its index. */
 		missed = q->prod != smp_load_acquire(&q->ctrl->consumer);
