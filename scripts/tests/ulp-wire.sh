@@ -1,13 +1,15 @@
 #!/bin/bash
-# ulp-wire.sh serve|connect ULP ADDR
+# ulp-wire.sh serve|connect ULP ADDR DEV
 #
 # One side of a kernel ULP between two hosts, for the wire suite's ULP
 # cases (wire-cases.sh): the target or server on the device that holds
 # ADDR (serve), or its host or client (connect), ADDR being the server's.
 # ULP is nvme (nvmet-rdma and nvme-rdma: fio writes with crc32c and reads
-# back through the target, two I/O queues) or nfs (nfsd on port 20049
+# back through the target, two I/O queues), nfs (nfsd on port 20049
 # and a mount over RDMA: a tree written, then read back through a fresh
-# mount by checksum).  The server keeps serving until the client says it
+# mount by checksum) or smc (SMC-Rv2: tests/smc-check's connection on TCP
+# port 18600, 64 MiB each way checked, and SMC's diagnostics saying it
+# is SMC-Rv2 over DEV, this side's RDMA device).  The server keeps serving until the client says it
 # is done, by a file of the rendezvous directory both hosts share
 # ($SOFTHCA_RENDEZVOUS, wire-guest.sh's), then takes its target down; it
 # exits 0 when it served.  The client exits 0 when its data checked.
@@ -17,8 +19,9 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/ulp-lib.sh
 . "$(dirname "$0")/ulp-lib.sh"
 
-[ $# = 3 ] || die "usage: ulp-wire.sh serve|connect nvme|nfs ADDR"
-side=$1 ulp=$2 addr=$3
+usage="usage: ulp-wire.sh serve|connect nvme|nfs|smc ADDR DEV"
+[ $# = 4 ] || die "$usage"
+side=$1 ulp=$2 addr=$3 dev=$4
 done_file=${SOFTHCA_RENDEZVOUS:?the rendezvous directory}/ulp-$ulp.done
 
 # served: the client said it is done, within the case's time.
@@ -47,6 +50,17 @@ serve_nfs() {
 	served
 }
 
+# SMC-Rv2 needs a user EID both sides have (smc-tools' `smcr ueid add`).
+smc_check=$top/build/userspace/tests/smc-check
+smc_bytes=$((64 << 20))
+smc_ready() {
+	modprobe -a smc smc_diag && "$smc_check" ueid SOFTHCA-WIRE
+}
+
+serve_smc() {
+	smc_ready && "$smc_check" serve "$addr" 18600 "$smc_bytes" "$dev"
+}
+
 nfsd_stop() {
 	rpc.nfsd 0
 }
@@ -71,6 +85,10 @@ connect_nvme() {
 		--iodepth=32 --numjobs=2 --size=8M --offset_increment=64M \
 		--bsrange=4k-128k --rw=randwrite --verify=crc32c \
 		--verify_fatal=1 --do_verify=1 --randseed=4343 --group_reporting
+}
+
+connect_smc() {
+	smc_ready && "$smc_check" connect "$addr" 18600 "$smc_bytes" "$dev"
 }
 
 connect_nfs() {
@@ -103,5 +121,5 @@ serve)
 connect)
 	"connect_$ulp"
 	;;
-*) die "usage: ulp-wire.sh serve|connect nvme|nfs ADDR" ;;
+*) die "$usage" ;;
 esac

@@ -50,14 +50,16 @@ wire_tests=(
 wire_ulp_tests=(
 	"nvme nvme"
 	"nfs nfs"
+	"smc smc"
 	"nvme_loss nvme loss 2%"
 	"nfs_loss nfs loss 2%"
 )
 
 # One of each kind of traffic (UD, SEND, READ, atomics, rdma_cm,
-# multicast, retransmission, a kernel ULP), for a brief run.
+# multicast, retransmission, a kernel ULP through rdma_cm and one
+# without), for a brief run.
 # shellcheck disable=SC2034
-wire_brief_tests=" ud_pingpong rc_pingpong read_bw atomic_bw rping mckey rc_loss nvme "
+wire_brief_tests=" ud_pingpong rc_pingpong read_bw atomic_bw rping mckey rc_loss nvme smc "
 
 # The longest a server or client may run: a passing one takes 45 s at
 # most, rping under loss; a failing one may wait for ever (a UD pingpong
@@ -123,13 +125,18 @@ side_cmd() {
 	local side=$3
 	port='' group='' cm_port='' run_for=$run_timeout
 	case $1 in
-	nvme | nfs)
-		cm_port=4420
-		[ "$1" = nvme ] || cm_port=20049
+	nvme | nfs | smc)
+		case $1 in
+		nvme) cm_port=4420 ;;
+		nfs) cm_port=20049 ;;
+		# SMC listens on TCP and connects its link group
+		# without rdma_cm.
+		smc) port=18600 ;;
+		esac
 		run_for=$ulp_timeout
 		cmd=("$(dirname "${BASH_SOURCE[0]}")/ulp-wire.sh")
 		if [ "$side" = server ]; then cmd+=(serve); else cmd+=(connect); fi
-		cmd+=("$1" "$server_addr")
+		cmd+=("$1" "$server_addr" "$2")
 		return ;;
 	ud_pingpong | ud_pingpong6)
 		port=18515
