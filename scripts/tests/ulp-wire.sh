@@ -7,12 +7,13 @@
 # ULP is nvme (nvmet-rdma and nvme-rdma: fio writes with crc32c and reads
 # back through the target, two I/O queues), nfs (nfsd on port 20049
 # and a mount over RDMA: a tree written, then read back through a fresh
-# mount by checksum) or smc (SMC-Rv2: tests/smc-check's connection on TCP
-# port 18600, 64 MiB each way checked, and SMC's diagnostics saying it
-# is SMC-Rv2 over DEV, this side's RDMA device).  The server keeps serving until the client says it
-# is done, by a file of the rendezvous directory both hosts share
-# ($SOFTHCA_RENDEZVOUS, wire-guest.sh's), then takes its target down; it
-# exits 0 when it served.  The client exits 0 when its data checked.
+# mount by checksum) or smc (SMC-Rv2: tests/smc-check's connection on
+# TCP port 18600, 64 MiB each way checked, and SMC's diagnostics saying
+# it is SMC-Rv2 over DEV, this side's RDMA device).  The server keeps
+# serving until the client says it is done, by a file of the rendezvous
+# directory both hosts share ($SOFTHCA_RENDEZVOUS, wire-guest.sh's),
+# then takes its target down; it exits 0 when it served.  The client
+# exits 0 when its data checked.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
