@@ -60,6 +60,7 @@
 #include "mr.h"
 #include "qp.h"
 #include "resp.h"
+#include "trace.h"
 #include "transport.h"
 #include "wire.h"
 
@@ -890,10 +891,13 @@ static bool shca_req_run(struct shca_qp *qp)
 			shca_qp_fatal(qp);
 			return true;
 		}
-		if (shca_queue_pending(q) <= qp->req.taken &&
-		    !shca_queue_sleep(q, qp->req.taken)) {
-			more = false;
-			break;
+		if (shca_queue_pending(q) <= qp->req.taken) {
+			trace_softhca_doorbell_wanted(qp->ibqp.device,
+						      qp->ibqp.qp_num, true);
+			if (!shca_queue_sleep(q, qp->req.taken)) {
+				more = false;
+				break;
+			}
 		}
 		bytes = 0;
 		switch (shca_req_one(qp, &bytes)) {

@@ -238,6 +238,7 @@ static int shca_qp_user_doorbell(struct shca_qp *qp, bool send,
 				 bool has_wr)
 {
 	struct shca_queue *q;
+	bool here;
 
 	if (has_wr) {
 		ibdev_dbg_ratelimited(qp->ibqp.device,
@@ -255,8 +256,10 @@ static int shca_qp_user_doorbell(struct shca_qp *qp, bool send,
 	 * process posts on meanwhile without ringing again.
 	 */
 	shca_queue_wake(q);
-	if (!send || !(READ_ONCE(q->ctrl->poster_waits) ||
-		       shca_engine_doorbell_here(qp))) {
+	here = send && (READ_ONCE(q->ctrl->poster_waits) ||
+			shca_engine_doorbell_here(qp));
+	trace_softhca_doorbell(qp->ibqp.device, qp->ibqp.qp_num, send, here);
+	if (!here) {
 		shca_qp_doorbell(qp, send);
 		return 0;
 	}

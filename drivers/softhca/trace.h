@@ -128,6 +128,45 @@ TRACE_EVENT(softhca_post_recv,
 		      __entry->wr_id, __entry->num_sge)
 );
 
+/*
+ * A user work queue's doorbell, a system call; @here: the send engine ran
+ * in it (shca_engine_doorbell_user()) rather than in its worker.
+ */
+TRACE_EVENT(softhca_doorbell,
+	    TP_PROTO(const struct ib_device *ibdev, u32 qpn, bool send,
+		     bool here),
+	    TP_ARGS(ibdev, qpn, send, here),
+	    TP_STRUCT__entry(SHCA_TRACE_DEV
+			     __field(u32, qpn)
+			     __field(bool, send)
+			     __field(bool, here)),
+	    TP_fast_assign(shca_trace_dev_assign(ibdev);
+			   __entry->qpn = qpn;
+			   __entry->send = send;
+			   __entry->here = here;),
+	    TP_printk("%s qpn %u %s%s", __entry->dev, __entry->qpn,
+		      __entry->send ? "send" : "recv",
+		      __entry->here ? " run here" : "")
+);
+
+/*
+ * The kernel stops looking at a work queue and asks its producer to ring
+ * for what it posts next (the doorbell protocol of softhca-abi.h): a
+ * process posting from one thread rings no more often than it is asked.
+ */
+TRACE_EVENT(softhca_doorbell_wanted,
+	    TP_PROTO(const struct ib_device *ibdev, u32 qpn, bool send),
+	    TP_ARGS(ibdev, qpn, send),
+	    TP_STRUCT__entry(SHCA_TRACE_DEV
+			     __field(u32, qpn)
+			     __field(bool, send)),
+	    TP_fast_assign(shca_trace_dev_assign(ibdev);
+			   __entry->qpn = qpn;
+			   __entry->send = send;),
+	    TP_printk("%s qpn %u %s", __entry->dev, __entry->qpn,
+		      __entry->send ? "send" : "recv")
+);
+
 /* A completion added to a CQ; @lost when the CQ had no room. */
 TRACE_EVENT(softhca_cqe,
 	    TP_PROTO(const struct ib_device *ibdev, u32 cqn, u32 qpn, u64 wr_id,

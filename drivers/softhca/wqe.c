@@ -139,8 +139,11 @@ static bool shca_wq_flush(struct shca_qp *qp, struct shca_queue *q,
 		shca_queue_consumed(q, 1);
 		shca_cq_push(to_shca_cq(ibcq), &cqe, true);
 	}
+	if (n == SHCA_FLUSH_BATCH)
+		return true;
 	/* What is posted from now on is flushed when the doorbell rings. */
-	return n == SHCA_FLUSH_BATCH || shca_queue_sleep(q, 0);
+	trace_softhca_doorbell_wanted(qp->ibqp.device, qp->ibqp.qp_num, send);
+	return shca_queue_sleep(q, 0);
 }
 
 /**
