@@ -67,11 +67,11 @@ if [ ! -e "$policy" ]; then
 	chmod 755 "$policy"
 	trap 'rm -f "$policy"' EXIT
 fi
-# What runs (but kernel threads) and what is loaded here now, to show apt
-# left both alone.
+# The services running here (processes whose parent is init: a daemon
+# forks away from whoever started it) and the modules loaded, to show apt
+# left both alone; what else the host runs meanwhile is none of ours.
 host_state() {
-	ps -e -o pid=,ppid=,comm= | awk '$1 != 2 && $2 != 2 { print $3 }' |
-		sort -u
+	ps -e -o ppid=,comm= | awk '$1 == 1 { print $2 }' | sort -u
 	[ ! -r /proc/modules ] || awk '{ print "module " $1 }' /proc/modules
 }
 before=$(host_state)
