@@ -182,15 +182,19 @@ guest_verdict() {
 
 # softhca_modtree DIR: Debian's module tree for $rel and $kernel
 # (suite_kernel), as symlinks under DIR/modroot, with softhca in updates/,
-# indexed here (depmod over 9p under TCG takes minutes, natively a
-# second); prints its path, for a guest to bind-mount over its
-# /lib/modules/$rel so that modprobe and `rdma link add` find softhca.
+# and the modules $modtree_extra names (a suite's, e.g. smbdirect.sh's),
+# which take precedence over Debian's of the same name there; indexed
+# here (depmod over 9p under TCG takes minutes, natively a second);
+# prints its path, for a guest to bind-mount over its /lib/modules/$rel
+# so that modprobe and `rdma link add` find softhca.
+modtree_extra=()
 softhca_modtree() {
 	local tree=$1/modroot/lib/modules/$rel
 	mkdir -p "$(dirname "$tree")" &&
 		cp -as "$kernel/root/lib/modules/$rel" "$(dirname "$tree")/" &&
 		mkdir -p "$tree/updates" &&
-		cp "$top/build/$rel/drivers/softhca/softhca.ko" "$tree/updates/" &&
+		cp "$top/build/$rel/drivers/softhca/softhca.ko" \
+			"${modtree_extra[@]}" "$tree/updates/" &&
 		depmod -b "$1/modroot" "$rel" && echo "$tree"
 }
 

@@ -1,12 +1,14 @@
 #!/bin/bash
-# setup.sh [blktests]
+# setup.sh [blktests | smbdirect]
 #
 # Install the Debian packages softhca's build, tests and demo need; a no-op
 # when they are all there; with blktests, also what blktests' srp group
-# runs (make blktests).  Debian 12 (bookworm), as root.  Nothing they
-# bring may start on this host (rdma-core has services that load RDMA
-# modules; the guests share this host's root): a policy-rc.d that forbids
-# every start is in place while apt runs, unless the host has its own.
+# runs (make blktests); with smbdirect, the source SMB Direct's modules
+# are built from (the ULP suite on 6.12).  Debian 12 (bookworm), as root.
+# Nothing they bring may start on this host (rdma-core has services that
+# load RDMA modules; the guests share this host's root): a policy-rc.d
+# that forbids every start is in place while apt runs, unless the host
+# has its own.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -40,6 +42,9 @@ pkgs=(
 # blktests itself (gawk), and its srp group: dm-multipath's daemon,
 # sg_reset, mkfs.xfs.
 [ "${1:-}" != blktests ] || pkgs+=(gawk multipath-tools sg3-utils xfsprogs)
+# The 6.12 source, whose SMB client and server the ULP suite builds again
+# with SMB Direct (scripts/kernel/smbdirect.sh).
+[ "${1:-}" != smbdirect ] || pkgs+=(linux-source-6.12)
 
 # Debian 12's other LTS kernel line: the newest 6.12 headers the archive
 # lists (none before the package lists are there).

@@ -9,9 +9,9 @@
 # back by checksum), iser (LIO's isert through targetcli, open-iscsi's
 # iser interface, fio), srp (ib_srpt on an rdma_cm port, ib_srp's
 # add_target, fio), rds (tests/rds-check: messages over RDS_TRANS_IB,
-# checked), smb (ksmbd and cifs over SMB Direct, a tree by checksum; the
-# kernel's cifs and ksmbd must have SMB Direct; not yet passing, see
-# docs/testing.md), flap (the carrier lost
+# checked), smb (ksmbd and cifs over SMB Direct, a tree written and read
+# back by checksum; cifs and ksmbd with SMB Direct, which ulp.sh builds
+# for Debian's kernels), flap (the carrier lost
 # and back mid-I/O; after nvme and nfs), removal (softhca0 deleted, then
 # softhca unloaded, under a connected NVMe-oF host and NFS mount: after
 # nvme and nfs, last).  Results are named ulp/...
@@ -173,11 +173,12 @@ nvme_suite() {
 # tree_write_read MNT EXPORT MOUNT...: the tree written through the mount
 # MNT, read back through it and on the server's side, EXPORT; then MNT
 # unmounted, mounted again by MOUNT... and the tree read back through the
-# fresh mount.
+# fresh mount.  What is copied is the tree's entries: the mount's root
+# keeps its own times, which ksmbd does not let an SMB user change.
 tree_write_read() {
 	local mnt=$1 export=$2
 	shift 2
-	tree_new && cp -a "$tree/." "$mnt/" && sync &&
+	tree_new && cp -a "$tree"/* "$mnt/" && sync &&
 		tree_same "$mnt" && tree_same "$export" &&
 		umount "$mnt" && "$@" && tree_same "$mnt"
 }
@@ -415,8 +416,11 @@ smb_crypto="aes_generic ecb ctr ccm gcm cmac hmac md5 sha256_generic sha512_gene
 smb_server() {
 	# shellcheck disable=SC2086 # module names
 	modprobe -a $smb_crypto || return 1
-	mkdir -p "$smb_share" "$smb_mnt" /etc/ksmbd &&
-		mount -t tmpfs tmpfs "$smb_share" &&
+	# ksmbd acts on a share as the local account of the SMB user's name:
+	# the share is that account's.
+	{ id ulp >/dev/null 2>&1 || useradd -M ulp; } &&
+		mkdir -p "$smb_share" "$smb_mnt" /etc/ksmbd &&
+		mount -t tmpfs -o uid=ulp,gid=ulp tmpfs "$smb_share" &&
 		printf '[global]\n\tbind interfaces only = no\n[ulp]\n\tpath = %s\n\tread only = no\n\tvalid users = ulp\n' \
 			"$smb_share" >/etc/ksmbd/ksmbd.conf &&
 		ksmbd.adduser -a ulp -p ulp-pass >/dev/null || return 1
@@ -458,6 +462,8 @@ smb_on_softhca() {
 }
 
 smb_suite() {
+	# Its own tree: flap and removal read NFS's back afterwards.
+	local tree=/tmp/ulp-smb-tree tree_sums=/tmp/ulp-smb-tree.sum
 	must ulp/smb-modules modprobe -a cifs ksmbd || return 0
 	must ulp/smb-server smb_server || return 0
 	must ulp/smb-over-tcp smb_over_tcp || return 0

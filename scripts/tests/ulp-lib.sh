@@ -99,15 +99,18 @@ nfs_tree() {
 	done
 }
 
-# tree_new: a new tree in $tree, its checksums kept for tree_same.
+# tree_new: a new tree in $tree, its checksums kept in $tree_sums for
+# tree_same.  A suite whose tree must not replace NFS's (which later
+# cases read back) makes both variables its own, local.
 tree=/tmp/ulp-tree
+tree_sums=/tmp/ulp-tree.sum
 tree_new() {
 	rm -rf "$tree" && nfs_tree "$tree" &&
 		(cd "$tree" && find . -type f -print0 | sort -z |
-			xargs -0 sha256sum) >/tmp/ulp-tree.sum
+			xargs -0 sha256sum) >"$tree_sums"
 }
 
 # tree_same DIR: DIR holds the tree tree_new made, by checksum.
 tree_same() {
-	(cd "$1" && sha256sum --quiet -c /tmp/ulp-tree.sum)
+	(cd "$1" && sha256sum --quiet -c "$tree_sums")
 }
