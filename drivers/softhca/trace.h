@@ -150,9 +150,10 @@ TRACE_EVENT(softhca_doorbell,
 );
 
 /*
- * The kernel stops looking at a work queue and asks its producer to ring
- * for what it posts next (the doorbell protocol of softhca-abi.h): a
- * process posting from one thread rings no more often than it is asked.
+ * The kernel is about to stop looking at a work queue and asks its
+ * producer to ring for what it posts next (the doorbell protocol of
+ * softhca-abi.h), even when its last look then finds more and it goes
+ * on: a process posting from one thread rings no more often than this.
  */
 TRACE_EVENT(softhca_doorbell_wanted,
 	    TP_PROTO(const struct ib_device *ibdev, u32 qpn, bool send),
