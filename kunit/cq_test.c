@@ -3,9 +3,10 @@
  * softhca_cq: completion queues hold what the data path pushes, in order,
  * until polled; poll and arm work in any context; the completion handler
  * runs later, in task context, never inside the push that armed it, once
- * per arm; overflow raises one CQ error event; a resize keeps what is not
- * polled yet; limits are enforced; the asynchronous destroy works from
- * atomic context.
+ * per arm; a poller that found it empty busy-polls until it arms it;
+ * overflow raises one CQ error event; a resize keeps what is not polled
+ * yet; limits are enforced; the asynchronous destroy works from atomic
+ * context.
  */
 
 #include <rdma/softhca.h>
@@ -175,6 +176,33 @@ static void shca_cq_poll_order(struct kunit *test)
 	for (i = 0; i < 10; i++)
 		shca_expect_wc(test, &wc[i], i);
 	KUNIT_EXPECT_EQ(test, ib_poll_cq(p->cq, 16, wc), 0);
+	KUNIT_EXPECT_EQ(test, ib_destroy_cq_user(p->cq, NULL), 0);
+}
+
+/*
+ * A kernel poller that finds the CQ empty busy-polls it until it arms it
+ * (the engine then runs that CQ's QPs on the poller's CPU): polling
+ * completions leaves the mark as it is, arming clears it.
+ */
+static void shca_cq_spinning_mark(struct kunit *test)
+{
+	struct shca_cq_probe *p = shca_cq_probe_new(test, 16);
+	struct ib_wc wc;
+
+	KUNIT_EXPECT_FALSE(test, shca_cq_spinning(p->cq));
+	KUNIT_ASSERT_EQ(test, shca_push(p, 1, false), 0);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(p->cq, 1, &wc), 1);
+	KUNIT_EXPECT_FALSE(test, shca_cq_spinning(p->cq));
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(p->cq, 1, &wc), 0);
+	KUNIT_EXPECT_TRUE(test, shca_cq_spinning(p->cq));
+	KUNIT_ASSERT_EQ(test, shca_push(p, 2, false), 0);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(p->cq, 1, &wc), 1);
+	KUNIT_EXPECT_TRUE(test, shca_cq_spinning(p->cq));
+	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(p->cq, IB_CQ_SOLICITED), 0);
+	KUNIT_EXPECT_FALSE(test, shca_cq_spinning(p->cq));
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(p->cq, 1, &wc), 0);
+	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(p->cq, IB_CQ_NEXT_COMP), 0);
+	KUNIT_EXPECT_FALSE(test, shca_cq_spinning(p->cq));
 	KUNIT_EXPECT_EQ(test, ib_destroy_cq_user(p->cq, NULL), 0);
 }
 
@@ -466,6 +494,7 @@ static void shca_cq_cycles(struct kunit *test)
 static struct kunit_case shca_cq_cases[] = {
 	KUNIT_CASE(shca_cq_create_limits),
 	KUNIT_CASE(shca_cq_poll_order),
+	KUNIT_CASE(shca_cq_spinning_mark),
 	KUNIT_CASE_PARAM(shca_cq_notify_deferred, shca_cq_ctx_gen_params),
 	KUNIT_CASE(shca_cq_vector_cpu),
 	KUNIT_CASE(shca_cq_solicited),

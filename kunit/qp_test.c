@@ -6,7 +6,8 @@
  * a QP in the error state flushes everything posted to it, later, never
  * inside the post, so ib_drain_qp() works; the SQ-drained event arrives;
  * the asynchronous modify and destroy work from atomic context; ib_mad's
- * GSI QP is ready; limits hold and cycles leave nothing behind.
+ * GSI QP is ready; the engine runs unbound but for a consumer that
+ * busy-polls; limits hold and cycles leave nothing behind.
  */
 
 #include <linux/delay.h>
@@ -767,6 +768,51 @@ static void shca_qp_async(struct kunit *test)
 KUNIT_ARRAY_PARAM(shca_qp_ctx, shca_contexts, shca_context_desc);
 
 /* One QP more than query_device advertises fails cleanly. */
+/*
+ * A QP's engine runs unbound, beside its poster, unless its kernel
+ * consumer busy-polls one of its CQs: then on the poller's CPU, until that
+ * CQ is armed.
+ */
+static void shca_qp_engine_wq(struct kunit *test)
+{
+	struct shca_qp_env *env = shca_env_new(test);
+	struct ib_cq_init_attr cq_attr = { .cqe = 16 };
+	struct ib_qp_init_attr init = {
+		.send_cq = env->cq,
+		.cap = {
+			.max_send_wr = 4,
+			.max_recv_wr = 4,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	struct shca_qp *qp;
+	struct ib_cq *rcq;
+	struct ib_wc wc;
+
+	rcq = ib_create_cq(shca_qp_fx.ibdev, NULL, NULL, NULL, &cq_attr);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, rcq);
+	init.recv_cq = rcq;
+	env->qp = ib_create_qp(env->pd, &init);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, env->qp);
+	qp = to_shca_qp(env->qp);
+	KUNIT_EXPECT_PTR_NE(test, qp->engine_wq, qp->local_wq);
+	KUNIT_EXPECT_PTR_EQ(test, shca_engine_kick_wq(qp), qp->engine_wq);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(rcq, 1, &wc), 0);
+	KUNIT_EXPECT_PTR_EQ(test, shca_engine_kick_wq(qp), qp->local_wq);
+	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(rcq, IB_CQ_NEXT_COMP), 0);
+	KUNIT_EXPECT_PTR_EQ(test, shca_engine_kick_wq(qp), qp->engine_wq);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(env->cq, 1, &wc), 0);
+	KUNIT_EXPECT_PTR_EQ(test, shca_engine_kick_wq(qp), qp->local_wq);
+	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(env->cq, IB_CQ_NEXT_COMP), 0);
+	KUNIT_EXPECT_PTR_EQ(test, shca_engine_kick_wq(qp), qp->engine_wq);
+	KUNIT_EXPECT_EQ(test, ib_destroy_qp(env->qp), 0);
+	KUNIT_EXPECT_EQ(test, ib_destroy_cq_user(rcq, NULL), 0);
+	shca_env_free(env);
+}
+
 static void shca_qp_limit(struct kunit *test)
 {
 	struct shca_dev *dev = to_shca_dev(shca_qp_fx.ibdev);
@@ -819,6 +865,7 @@ static struct kunit_case shca_qp_cases[] = {
 	KUNIT_CASE_PARAM(shca_qp_flush_on_err, shca_qp_ctx_gen_params),
 	KUNIT_CASE(shca_qp_drain),
 	KUNIT_CASE(shca_qp_sqd_event),
+	KUNIT_CASE(shca_qp_engine_wq),
 	KUNIT_CASE_PARAM(shca_qp_async, shca_qp_ctx_gen_params),
 	KUNIT_CASE(shca_qp_limit),
 	KUNIT_CASE(shca_qp_cycles),

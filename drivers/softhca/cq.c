@@ -325,6 +325,8 @@ int shca_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	for (i = 0; i < n; i++)
 		shca_cqe_to_wc(dev, shca_queue_entry(q, q->cons + i), &wc[i]);
 	shca_queue_consumed(q, n);
+	if (!n && !READ_ONCE(cq->spinning))
+		WRITE_ONCE(cq->spinning, true);
 	spin_unlock_irqrestore(&cq->poll_lock, flags);
 	return n;
 }
@@ -343,6 +345,7 @@ int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	 * for the next completion, the wider of the two, as mlx5 and rxe
 	 * read them; a CQ armed for the next completion stays so.
 	 */
+	WRITE_ONCE(cq->spinning, false);
 	if (flags & IB_CQ_NEXT_COMP)
 		cq->notify = IB_CQ_NEXT_COMP;
 	else if (cq->notify != IB_CQ_NEXT_COMP)

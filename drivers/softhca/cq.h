@@ -22,6 +22,11 @@ struct shca_cq {
 	/* 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP; under prod_lock. */
 	u8 notify;
 	bool overflow;			/* under prod_lock */
+	/*
+	 * A kernel poller found it empty and has not armed it since: it
+	 * busy-polls (shca_engine_kick()).
+	 */
+	bool spinning;
 	/* The completion vector's CPU, where comp_work runs the handler. */
 	int cpu;
 	struct work_struct comp_work;	/* calls the completion handler */
@@ -31,6 +36,12 @@ struct shca_cq {
 static inline struct shca_cq *to_shca_cq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct shca_cq, ibcq);
+}
+
+/* Whether @ibcq's kernel consumer busy-polls it; any context. */
+static inline bool shca_cq_spinning(struct ib_cq *ibcq)
+{
+	return ibcq && READ_ONCE(to_shca_cq(ibcq)->spinning);
 }
 
 /* The data path's (wqe.c). */

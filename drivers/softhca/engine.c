@@ -10,28 +10,32 @@
  * doorbell may run the engine in its system call instead
  * (shca_engine_doorbell_user()).
  *
- * A kernel QP's workqueue is per-CPU: the work runs on the CPU that rang
- * the doorbell, where the WQEs (and, usually, the payload) are in cache,
- * and QPs posted from different CPUs execute in parallel.  A user QP's is
- * unbound: its poster is a process that goes on posting, and the engine
- * running beside it, on another CPU, takes those WQEs in the same run,
- * with no doorbell system call (the doorbell protocol of softhca-abi.h);
- * on the poster's CPU it would preempt the process at every doorbell and
- * leave the send queue empty, and idle, each time.  Where the worker has
- * no CPU of its own either, its runs show it, and the doorbell runs the
- * engine in the system call (shca_engine_doorbell_here()).  Received
- * packets are the other way round: every QP's go to the per-CPU
- * workqueue, on the CPU whose softirq took them, where they are in cache
- * and no other CPU needs waking (between two guests under ib_send_lat, a
- * packet's completion took 0.33 ms at the median and 4 ms at the 90th
- * percentile from its arrival while the unbound worker woke the other
- * vCPU; on the receiving CPU, 0.13 and 0.31 ms).
+ * A QP's send queue work is unbound, kernel and user QPs alike: its
+ * poster goes on posting, and the engine running beside it, on another
+ * CPU, takes those WQEs in the same run.  On the poster's CPU it would
+ * preempt the poster at every doorbell and leave the send queue empty,
+ * and idle, each time (docs/performance.md, "The kernel's ULPs").  A user
+ * QP's poster needs no doorbell system call while the engine runs (the
+ * doorbell protocol of softhca-abi.h); where the worker has no CPU of its
+ * own, its runs show it, and the doorbell runs the engine in the system
+ * call (shca_engine_doorbell_here()).  A kernel QP whose consumer
+ * busy-polls a CQ of it (shca_cq_spinning()) waits for each completion
+ * on its own CPU, and there the engine runs: the per-CPU shca_local_wq
+ * has it as soon as the poller yields, with no other CPU to wake.
+ * Received packets go there too, on the CPU whose softirq took them,
+ * where they are in cache and no other CPU needs waking (between two
+ * guests under ib_send_lat, a packet's completion took 0.33 ms at the
+ * median and 4 ms at the 90th percentile from its arrival while the
+ * unbound worker woke the other vCPU; on the receiving CPU, 0.13 and
+ * 0.31 ms).  Queued on either workqueue, a QP's runs still hold its
+ * engine_lock one at a time.
  *
+ * WQ_HIGHPRI, because it is latency; WQ_MEM_RECLAIM, because storage
+ * ULPs wait on it under memory pressure.  shca_local_wq is also
  * WQ_CPU_INTENSIVE, because a run copies payload for as long as its
- * budget allows and must not hold up other work of the pool; WQ_HIGHPRI,
- * because it is latency; WQ_MEM_RECLAIM, because storage ULPs wait on it
- * under memory pressure.  Being process context, a copy may reschedule;
- * tasklets and BH work (which 6.1 has not) could not.
+ * budget allows and must not hold up other work of the CPU's pool
+ * (unbound work holds up nothing).  Being process context, a copy may
+ * reschedule; tasklets and BH work (which 6.1 has not) could not.
  *
  * Fairness.  A run executes at most SHCA_ENGINE_BATCH WQEs or
  * SHCA_ENGINE_BUDGET bytes (a WQE is never split), then requeues itself
@@ -72,8 +76,9 @@
 /* rnr_retry and rnr_left: retry an RNR for ever. */
 #define SHCA_RNR_RETRY_FOREVER 7
 
+/* Send queue work; received packets and busy-polling consumers' QPs. */
 static struct workqueue_struct *shca_engine_wq;
-static struct workqueue_struct *shca_engine_user_wq;
+static struct workqueue_struct *shca_local_wq;
 
 /*
  * The transports, in the order a message tries them: loopback reaches a
@@ -91,15 +96,14 @@ static const struct shca_transport *const shca_transports[] = {
 int shca_engine_init(void)
 {
 	shca_engine_wq = alloc_workqueue("softhca_engine",
-					 WQ_HIGHPRI | WQ_CPU_INTENSIVE |
+					 WQ_UNBOUND | WQ_HIGHPRI |
 					 WQ_MEM_RECLAIM, 0);
 	if (!shca_engine_wq)
 		return -ENOMEM;
-	/* Unbound work is never CPU_INTENSIVE: it holds up nothing. */
-	shca_engine_user_wq = alloc_workqueue("softhca_uengine",
-					      WQ_UNBOUND | WQ_HIGHPRI |
-					      WQ_MEM_RECLAIM, 0);
-	if (!shca_engine_user_wq)
+	shca_local_wq = alloc_workqueue("softhca_local",
+					WQ_HIGHPRI | WQ_CPU_INTENSIVE |
+					WQ_MEM_RECLAIM, 0);
+	if (!shca_local_wq)
 		goto destroy_engine_wq;
 	return 0;
 
@@ -110,7 +114,7 @@ destroy_engine_wq:
 
 void shca_engine_destroy(void)
 {
-	destroy_workqueue(shca_engine_user_wq);
+	destroy_workqueue(shca_local_wq);
 	destroy_workqueue(shca_engine_wq);
 }
 
@@ -1025,7 +1029,6 @@ static void shca_req_set(struct shca_req *req, struct shca_wire_slot *msgs,
 /**
  * shca_engine_qp_init() - a new QP's engine
  * @qp: the QP, its send queue made
- * @user: its consumer is a process
  * @gfp: for the copy of the WQE it takes
  *
  * The engine takes a QP's WQEs one at a time, until an RC QP's path
@@ -1036,7 +1039,7 @@ static void shca_req_set(struct shca_req *req, struct shca_wire_slot *msgs,
  * Context: process context.
  * Return: 0 or -ENOMEM.
  */
-int shca_engine_qp_init(struct shca_qp *qp, bool user, gfp_t gfp)
+int shca_engine_qp_init(struct shca_qp *qp, gfp_t gfp)
 {
 	const struct shca_transport *t;
 	struct shca_req *req = &qp->req;
@@ -1057,8 +1060,8 @@ int shca_engine_qp_init(struct shca_qp *qp, bool user, gfp_t gfp)
 		if (ret)
 			goto err_free_transports;
 	}
-	qp->engine_wq = user ? shca_engine_user_wq : shca_engine_wq;
-	qp->rx_wq = shca_engine_wq;
+	qp->engine_wq = shca_engine_wq;
+	qp->local_wq = shca_local_wq;
 	mutex_init(&qp->engine_lock);
 	INIT_WORK(&qp->work, shca_qp_work);
 	INIT_WORK(&qp->rx_work, shca_qp_rx_work);
@@ -1151,7 +1154,7 @@ void shca_engine_qp_epsn(struct shca_qp *qp, u32 psn)
 void shca_engine_flush(void)
 {
 	flush_workqueue(shca_engine_wq);
-	flush_workqueue(shca_engine_user_wq);
+	flush_workqueue(shca_local_wq);
 }
 
 /**

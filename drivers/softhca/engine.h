@@ -24,7 +24,7 @@ struct shca_qp;
 int shca_engine_init(void);
 void shca_engine_destroy(void);
 
-int shca_engine_qp_init(struct shca_qp *qp, bool user, gfp_t gfp);
+int shca_engine_qp_init(struct shca_qp *qp, gfp_t gfp);
 void shca_engine_qp_window(struct shca_qp *qp, gfp_t gfp);
 void shca_engine_qp_free(struct shca_qp *qp);
 void shca_engine_qp_epsn(struct shca_qp *qp, u32 psn);

@@ -171,7 +171,7 @@ static int shca_qp_create_cmd(struct shca_cmd *cmd)
 		if (ret)
 			goto err_destroy_sq;
 	}
-	ret = shca_engine_qp_init(qp, udata, shca_gfp(udata));
+	ret = shca_engine_qp_init(qp, shca_gfp(udata));
 	if (ret)
 		goto err_destroy_rq;
 	shca_qp_init_fields(qp, init);

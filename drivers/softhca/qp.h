@@ -14,6 +14,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "ah.h"
+#include "cq.h"
 #include "dev.h"
 #include "event.h"
 #include "queue.h"
@@ -110,10 +111,10 @@ struct shca_qp {
 	 */
 	struct mutex engine_lock;
 	struct work_struct work;
-	struct workqueue_struct *engine_wq;
+	struct workqueue_struct *engine_wq;	/* unbound */
 	/* The engine's run for what the transports received. */
 	struct work_struct rx_work;
-	struct workqueue_struct *rx_wq;
+	struct workqueue_struct *local_wq;	/* per-CPU */
 	struct shca_req req;
 	/* The responder (resp.c), whichever transport brings messages. */
 	struct shca_resp resp;
@@ -136,18 +137,29 @@ static inline struct shca_qp *to_shca_qp(struct ib_qp *ibqp)
 /*
  * The doorbells: queue the QP's engine work, for its send queue and its
  * state changes (any context, hard-irq included), or, for the packets it
- * received, its receive work on this CPU (the receive softirq).  Inline,
- * so that any layer may ring one: a doorbell asks for a run of the
- * engine (engine.c) and runs nothing itself.
+ * received, its receive work on this CPU (the receive softirq).  The
+ * send queue's work is unbound, but for a QP whose kernel consumer
+ * busy-polls one of its CQs: it waits on this CPU, and the engine runs
+ * here as soon as it yields (engine.c).  Inline, so that any layer may
+ * ring one: a doorbell asks for a run of the engine and runs nothing
+ * itself.
  */
+static inline struct workqueue_struct *shca_engine_kick_wq(struct shca_qp *qp)
+{
+	if (shca_cq_spinning(qp->ibqp.send_cq) ||
+	    shca_cq_spinning(qp->ibqp.recv_cq))
+		return qp->local_wq;
+	return qp->engine_wq;
+}
+
 static inline void shca_engine_kick(struct shca_qp *qp)
 {
-	queue_work(qp->engine_wq, &qp->work);
+	queue_work(shca_engine_kick_wq(qp), &qp->work);
 }
 
 static inline void shca_engine_kick_rx(struct shca_qp *qp)
 {
-	queue_work(qp->rx_wq, &qp->rx_work);
+	queue_work(qp->local_wq, &qp->rx_work);
 }
 
 /* The path MTU in bytes: RC and UC messages are segmented to it. */
