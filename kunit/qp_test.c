@@ -767,7 +767,6 @@ static void shca_qp_async(struct kunit *test)
 
 KUNIT_ARRAY_PARAM(shca_qp_ctx, shca_contexts, shca_context_desc);
 
-/* One QP more than query_device advertises fails cleanly. */
 /*
  * A QP's engine runs unbound, beside its poster, unless its kernel
  * consumer busy-polls one of its CQs: then on the poller's CPU, until that
@@ -813,6 +812,7 @@ static void shca_qp_engine_wq(struct kunit *test)
 	shca_env_free(env);
 }
 
+/* One QP more than query_device advertises fails cleanly. */
 static void shca_qp_limit(struct kunit *test)
 {
 	struct shca_dev *dev = to_shca_dev(shca_qp_fx.ibdev);

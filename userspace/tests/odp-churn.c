@@ -153,10 +153,17 @@ static void prefetch(struct env *e)
 	    strerror(ret));
 }
 
+/* Until @n transfers have ended under the churn, or the churn ends. */
+static void await_transfers(int n)
+{
+	while (atomic_load(&churning) && atomic_load(&transfers) < n)
+		usleep(100);
+}
+
 /*
  * A fault retries while its range is invalidated, for a second at most
  * (ib_umem_odp): pages dropped faster than a slow host faults them back
- * fail the transfer (CI's guest, 1 or 2 of 200).  Each transfer has its
+ * fail the transfer (a guest's, 1 or 2 of 200).  Each transfer has its
  * pages dropped under it, then gets to fault them back.
  */
 static void *drop_pages(void *arg)
@@ -167,10 +174,7 @@ static void *drop_pages(void *arg)
 	while (atomic_load(&churning)) {
 		ended = atomic_load(&transfers);
 		madvise(e->region, REGION, MADV_DONTNEED);
-		usleep(100);
-		while (atomic_load(&churning) &&
-		       atomic_load(&transfers) < ended + 1)
-			usleep(100);
+		await_transfers(ended + 1);
 	}
 	return NULL;
 }
@@ -200,9 +204,7 @@ static void *remap_hole(void *arg)
 		if (window++ & 1)
 			usleep(200);
 		else
-			while (atomic_load(&churning) &&
-			       atomic_load(&transfers) < ended + 2)
-				usleep(100);
+			await_transfers(ended + 2);
 	}
 	return NULL;
 }
