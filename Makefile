@@ -19,6 +19,9 @@ KREL := $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' \
 # build/<release>/kunit/softhca_kunit.ko for kernels with KUnit).
 # NOTRACE=1: softhca without its trace events (drivers/softhca/trace.h),
 # in build/<release>-notrace/, for make bench to measure what they cost.
+# Always with the kernel's extra warnings (W=1), which softhca is free of:
+# a build shows a new one at once, and every build has the same flags, so
+# the suites use the lint's build (make lint, in make check) as it is.
 BUILD := $(CURDIR)/build/$(KREL)$(if $(NOTRACE),-notrace)
 SOURCES := Kbuild drivers include kunit
 
@@ -31,7 +34,7 @@ modules:
 	@test -n "$(KREL)" || { echo "no kernel build tree: set KDIR" >&2; exit 1; }
 	@mkdir -p $(BUILD)
 	@cp -as --remove-destination $(addprefix $(CURDIR)/,$(SOURCES)) $(BUILD)/
-	$(MAKE) -C $(KDIR) M=$(BUILD) modules
+	$(MAKE) -C $(KDIR) M=$(BUILD) W=1 modules
 
 userspace:
 	$(MAKE) -C userspace

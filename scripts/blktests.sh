@@ -10,7 +10,7 @@
 # links for softhca's run.  softhca's tests are reported as blktests/...
 # (blktests-<major.minor>/... on another kernel), rdma_rxe's are in the
 # table only.  TESTS="nvme" (or "nvme/003 srp/001", any ./check
-# argument) runs fewer.
+# argument) runs fewer.  Exits non-zero when one of softhca's failed.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -59,4 +59,5 @@ say "blktests' logs: $dir_softhca/blktests-softhca, $dir_rxe/blktests-rxe"
 guest_verdict blktests "$rc_softhca" "$dir_softhca" >"$dir_softhca/verdict"
 cat "$dir_softhca/verdict"
 awk '{ n[$1]++ } END { printf "%d passed, %d failed, %d skipped\n",
-	n["PASS"], n["FAIL"], n["SKIP"] }' "$dir_softhca/verdict"
+	n["PASS"], n["FAIL"], n["SKIP"]; exit n["FAIL"] > 0 }' \
+	"$dir_softhca/verdict"

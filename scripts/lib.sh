@@ -132,6 +132,14 @@ kdir_release() {
 		"$1/include/generated/utsrelease.h"
 }
 
+# default_kdir: the kernel `make` builds for when given no KDIR (Debian's
+# 6.1), whatever KDIR this script's make had on its command line: make
+# hands that on to its commands, in the environment and in MAKEFLAGS.
+default_kdir() {
+	env -u KDIR -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS \
+		make -s -C "$top" print-kdir
+}
+
 # suite_kernel NAME [KDIR]: for a suite that boots Debian's kernel of the
 # headers in KDIR (default: the kernel `make` builds for, Debian's 6.1):
 # sets $kdir, $rel, $kernel (debian-kernel.sh's directory) and $prefix,
@@ -140,7 +148,7 @@ kdir_release() {
 # provider.  Dies when it cannot.
 suite_kernel() {
 	local default
-	default=$(make -s -C "$top" print-kdir)
+	default=$(default_kdir)
 	kdir=${2:-$default}
 	rel=$(kdir_release "$kdir")
 	prefix=$1

@@ -3,8 +3,9 @@
 # and kernel-doc on every kernel source, then W=1 and sparse builds against
 # each kernel softhca targets, and the driver's layering (docs/layers.md)
 # from the objects; shellcheck on the harness; systemd-analyze verify on
-# the systemd units.  Any finding fails its
-# test.
+# the systemd units.  Any finding fails its test.  The builds are the
+# ones the suites use (build/<release>), made afresh: make check's build
+# suite leaves the modules to them.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -53,25 +54,30 @@ lint_systemd() {
 	return 0
 }
 
-# lint_dir KDIR: the build directory of the lint's build for KDIR, apart
-# from the one the suites use (build/<release>): a build with other flags
-# there would have the next suite's build compile everything again.
-lint_dir() {
-	echo "$top/build/lint-$(kdir_release "$1")"
+# build_dir KDIR: where the Makefile builds softhca for the kernel of
+# KDIR, and the suites find it.
+build_dir() {
+	echo "$top/build/$(kdir_release "$1")"
 }
 
-# W=1 and sparse (C=2 checks every file, not only rebuilt ones).
+# lint_build KDIR: softhca built afresh (its directory emptied first, so
+# that every file is compiled and every warning shows) with W=1 (the
+# Makefile's flags, so the suites after use this build as it is) and
+# sparse on every file (C=2); prints every warning and error.
 lint_build() {
-	make -s -j"$(nproc)" KDIR="$1" BUILD="$(lint_dir "$1")" modules \
-		W=1 C=2 2>&1 |
-		grep -E 'warning:|error:|ERROR|Error|sparse:'
+	local out status
+	rm -rf "$(build_dir "$1")"
+	out=$(make -s -j"$(nproc)" -C "$top" KDIR="$1" modules C=2 2>&1)
+	status=$?
+	grep -E 'warning:|error:|ERROR|Error|sparse:' <<<"$out"
+	[ "$status" = 0 ] || echo "make exit $status"
 	return 0
 }
 
 # The layering (docs/layers.md), from the objects of the build before.
 lint_layers() {
 	"$top/scripts/layers.py" "$top/docs/layers.md" \
-		"$(lint_dir "$1")/drivers/softhca" |
+		"$(build_dir "$1")/drivers/softhca" |
 		grep -v '^layers: .* 0 errors$'
 	return 0
 }
@@ -92,7 +98,7 @@ lint_test checkpatch lint_checkpatch
 lint_test kernel-doc lint_kerneldoc
 lint_test shellcheck lint_shellcheck
 lint_test systemd lint_systemd
-debian_kdir=$(make -s -C "$top" print-kdir 2>/dev/null)
+debian_kdir=$(default_kdir 2>/dev/null)
 lint_test "w1-sparse-$(basename "$debian_kdir")" lint_build "$debian_kdir"
 lint_test layers lint_layers "$debian_kdir"
 lint_test "w1-sparse-debug-$(cat "$dk/release")" lint_build "$dk/build"

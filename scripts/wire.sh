@@ -14,7 +14,7 @@
 # (softhca against itself is netns.sh's, in one guest, but for the ULPs,
 # which run here); see wire-cases.sh for the cases.  --brief:
 # a case of each kind of traffic only, the others reported as skipped
-# (make check).
+# (make check), and the baseline without the ULPs.
 #
 # --bench RAW: figures instead, for `make bench`: perftest between the
 # two guests, softhca against itself and rdma_rxe against itself in the

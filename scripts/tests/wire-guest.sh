@@ -93,7 +93,9 @@ ulp_names=" $(printf '%s\n' "${wire_ulp_tests[@]}" | awk '{ print $1 }' |
 # SOFTHCA_WIRE_BRIEF=1 (wire.sh --brief, for time): only the brief tests
 # run (wire-cases.sh); the others are reported as skipped.  rdma_rxe
 # against itself, the baseline that shows the harness and its wire work,
-# always runs these only.
+# always runs these only, and in a brief run not their ULPs: on 6.1 its
+# own NVMe-oF stalls until the host's I/O timeout and error recovery, and
+# took from 19 s to 184 s a run.
 brief_tests=$wire_brief_tests
 brief=${SOFTHCA_WIRE_BRIEF:-}
 
@@ -382,6 +384,12 @@ run_case() {
 		[[ $brief_tests != *" $name "* ]]; then
 		[ "$role" = b ] ||
 			skip "wire/$result" "rdma_rxe against itself, the harness's baseline, runs the brief cases"
+		return 0
+	fi
+	if [ -n "$brief" ] && [ "$pair" = rxe/rxe ] &&
+		[[ $ulp_names == *" $name "* ]]; then
+		[ "$role" = b ] ||
+			skip "wire/$result" "rdma_rxe against itself runs the ULPs without --brief (its NVMe-oF on 6.1 waits out I/O timeouts)"
 		return 0
 	fi
 	for k in "${known[@]}"; do
