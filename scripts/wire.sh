@@ -51,10 +51,9 @@ done
 [ -z "$brief" ] || [ -z "$bench" ] || die "wire.sh: --brief or --bench, not both"
 suite_kernel wire "${1:-}"
 
-# A guest runs its 54 cases (21 on each of 2 mixed pairs, 2 of them
-# skipped, 8 on the baseline, the 4 ULP cases on softhca/softhca) in 20
-# to 25 minutes;
-# a case that fails by timing out takes 2, and a peer that is gone fails
+# A guest runs up to 67 cases (25 on each of 2 mixed pairs, some of them
+# skipped, the 9 brief ones on the baseline, the 8 ULP cases on
+# softhca/softhca) in 20 to 30 minutes; a case that fails by timing out takes 2, and a peer that is gone fails
 # the rest at once.  Allow for twice the time under contention and a
 # dozen cases timing out.
 guest_timeout=3600

@@ -126,16 +126,6 @@ nvme_queues_on_softhca() {
 	[ "$(rdma_cm_qps)" = 6 ]
 }
 
-# nvme_ctrl_state STATE: the host's controller of $nqn is in STATE.
-nvme_ctrl_state() {
-	local c
-	for c in /sys/class/nvme/nvme*; do
-		[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
-			[ "$(cat "$c/state")" = "$1" ] && return 0
-	done
-	return 1
-}
-
 # The target's port removed while fio writes and verifies, and added
 # back 3 s later: the host, connected to try again every second, loses
 # its controller (connecting), gets it back (live) once the port is
@@ -532,21 +522,6 @@ removal_connect() {
 	removal_fio=$!
 	# Writes completing on the namespace: the I/O is in flight.
 	wait_for 30 nvme_writes_above "$writes" && kill -0 $removal_fio
-}
-
-# Writes completed so far on NVMe block devices, paths included (6.1's
-# multipath head counts none of its own): the 5th field of their stat.
-nvme_writes() {
-	local b stat sum=0
-	for b in /sys/block/nvme*; do
-		[ -e "$b/stat" ] || continue
-		read -ra stat <"$b/stat" && sum=$((sum + stat[4]))
-	done
-	echo $sum
-}
-
-nvme_writes_above() {
-	[ "$(nvme_writes)" -gt "$1" ]
 }
 
 no_link() {

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# Sourced by ulp-guest.sh and bench-guest.sh: the NVMe-oF target and the
-# NFS server over RDMA on the device that holds $addr (one at a time),
-# and their hosts' side.  Uses lib.sh's wait_for.
+# Sourced by ulp-guest.sh, ulp-wire.sh and bench-guest.sh: the NVMe-oF
+# target and the NFS server over RDMA on the device that holds $addr (one
+# at a time), and their hosts' side.  Uses lib.sh's wait_for.
 
 addr=192.0.2.1	# TEST-NET-1: documentation range, never leaves the guest
 nqn=nqn.2026-12.org.softhca:ulp
@@ -66,6 +66,31 @@ nvme_disk() {
 			echo "/dev/${b##*/}" && return 0
 	done
 	return 1
+}
+
+# nvme_ctrl_state STATE: the host's controller of $nqn is in STATE.
+nvme_ctrl_state() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
+			[ "$(cat "$c/state")" = "$1" ] && return 0
+	done
+	return 1
+}
+
+# Writes completed so far on NVMe block devices, paths included (6.1's
+# multipath head counts none of its own): the 5th field of their stat.
+nvme_writes() {
+	local b stat sum=0
+	for b in /sys/block/nvme*; do
+		[ -e "$b/stat" ] || continue
+		read -ra stat <"$b/stat" && sum=$((sum + stat[4]))
+	done
+	echo $sum
+}
+
+nvme_writes_above() {
+	[ "$(nvme_writes)" -gt "$1" ]
 }
 
 # --- NFS over RDMA -----------------------------------------------------------

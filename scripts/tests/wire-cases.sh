@@ -53,6 +53,9 @@ wire_ulp_tests=(
 	"smc smc"
 	"nvme_loss nvme loss 2%"
 	"nfs_loss nfs loss 2%"
+	"nvme_remove nvme_remove"
+	"nvme_remove_loss nvme_remove loss 2%"
+	"nvme_unplug nvme_unplug"
 )
 
 # One of each kind of traffic (UD, SEND, READ, atomics, rdma_cm,
@@ -125,9 +128,9 @@ side_cmd() {
 	local side=$3
 	port='' group='' cm_port='' run_for=$run_timeout
 	case $1 in
-	nvme | nfs | smc)
+	nvme | nvme_remove | nvme_unplug | nfs | smc)
 		case $1 in
-		nvme) cm_port=4420 ;;
+		nvme | nvme_remove | nvme_unplug) cm_port=4420 ;;
 		nfs) cm_port=20049 ;;
 		# SMC listens on TCP and connects its link group
 		# without rdma_cm.

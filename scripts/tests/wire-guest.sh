@@ -67,6 +67,8 @@ known=(
 	"softhca/rxe nfs_loss $rxe_lossy"
 	"rxe/softhca nvme_loss $rxe_lossy"
 	"rxe/softhca nfs_loss $rxe_lossy"
+	"softhca/rxe nvme_remove_loss $rxe_lossy"
+	"rxe/softhca nvme_remove_loss $rxe_lossy"
 )
 # SMC-R on 6.1 finds the RDMA device of the route's netdev through the
 # device's get_netdev op (net/smc/smc_pnet.c, smc_ib.c), which rdma_rxe
