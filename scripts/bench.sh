@@ -17,8 +17,9 @@
 #   BENCH trace_off_kernel_ops_64 on=<v> off=<v> ratio=<on/off> unit=ops/s
 # Each value is the median of N repetitions (default 3).  Then RoCEv2
 # between two guests of Debian's kernel over a wire (wire.sh --bench):
-# softhca against itself beside rdma_rxe against itself, one run, a
-# table and lines "BENCH wire_<name> ...".  Then, in one guest of Debian's
+# softhca against itself beside rdma_rxe against itself, N repetitions
+# interleaved, 5 at least, a table of the medians and lines "BENCH
+# wire_<name> ...".  Then, in one guest of Debian's
 # kernel, softhca between two network namespaces over a veth beside
 # softhca's loopback, 5 interleaved repetitions (netns.sh --bench):
 # "BENCH netns_<name> ns=<v> loop=<v> ratio=<ns/loop> unit=<u>".
@@ -299,7 +300,8 @@ if [ -z "$smoke" ]; then
 	leg "$dk" "$dk/build" "softhca rxe siw"
 	raw_debug=$share/bench.raw rc_debug=$rc
 	raw_wire=$share/wire.raw
-	"$top/scripts/wire.sh" --bench "$raw_wire" || rc_wire=1
+	"$top/scripts/wire.sh" --bench "$raw_wire" \
+		--reps "$((reps > 5 ? reps : 5))" || rc_wire=1
 	raw_netns=$share/netns.raw
 	"$top/scripts/netns.sh" --bench 5 "$raw_netns" || rc_netns=1
 	# The ULP figures on Debian's other kernel, 6.12, when its headers

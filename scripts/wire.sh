@@ -1,5 +1,5 @@
 #!/bin/bash
-# wire.sh [--brief | --bench RAW] [KDIR]
+# wire.sh [--brief | --bench RAW [--reps N]] [KDIR]
 #
 # RoCEv2 between two hosts: builds softhca for KDIR (default: the kernel
 # `make` builds for, Debian's 6.1), boots that Debian kernel twice, as
@@ -16,11 +16,11 @@
 # a case of each kind of traffic only, the others reported as skipped
 # (make check), and the baseline without the ULPs.
 #
-# --bench RAW: figures instead, for `make bench`: perftest between the
-# two guests, softhca against itself and rdma_rxe against itself in the
-# same run, one repetition, written to RAW as "DEV FIGURE VALUE" lines,
-# which bench.sh tables as it does its own.  Exits non-zero when a guest
-# or a case failed.
+# --bench RAW [--reps N]: figures instead, for `make bench`: perftest
+# between the two guests, softhca against itself and rdma_rxe against
+# itself in the same run, interleaved, N repetitions (default 5), written
+# to RAW as "DEV FIGURE VALUE" lines, which bench.sh tables as it does
+# its own (the medians).  Exits non-zero when a guest or a case failed.
 #
 # The rendezvous: both guests get the same --share, this run's directory,
 # so each reaches the other's files straight through its own 9p mount
@@ -35,20 +35,26 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-usage="usage: wire.sh [--brief | --bench RAW] [KDIR]"
+usage="usage: wire.sh [--brief | --bench RAW [--reps N]] [KDIR]"
 brief=
 bench=
+reps=5
 while [ $# -gt 0 ]; do
 	case $1 in
 	--brief) brief=1 && shift ;;
 	--bench)
 		[ $# -ge 2 ] || die "$usage"
 		bench=1 bench_raw=$2 && shift 2 ;;
+	--reps)
+		[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "$usage"
+		reps=$2
+		shift 2 ;;
 	-*) die "$usage" ;;
 	*) break ;;
 	esac
 done
 [ -z "$brief" ] || [ -z "$bench" ] || die "wire.sh: --brief or --bench, not both"
+[ -z "$bench" ] || bench=$reps
 suite_kernel wire "${1:-}"
 
 # A guest runs up to 67 cases (25 on each of 2 mixed pairs, some of them

@@ -101,11 +101,12 @@ ulp_names=" $(printf '%s\n' "${wire_ulp_tests[@]}" | awk '{ print $1 }' |
 brief_tests=$wire_brief_tests
 brief=${SOFTHCA_WIRE_BRIEF:-}
 
-# SOFTHCA_WIRE_BENCH=1 (wire.sh --bench): figures rather than tests.
-# softhca against itself, then rdma_rxe against itself, over the same
-# wire in the same run: bandwidth at 64 KiB, latency at 2 bytes.  b
-# writes each of its client's figures to bench.raw in its directory,
-# "DEV FIGURE VALUE"; a reports each case as for the tests.
+# SOFTHCA_WIRE_BENCH=N (wire.sh --bench): figures rather than tests, N
+# repetitions.  softhca against itself, then rdma_rxe against itself,
+# over the same wire in the same run, N times in turn: bandwidth at
+# 64 KiB, latency at 2 bytes.  b writes each of its client's figures to
+# bench.raw in its directory, "DEV FIGURE VALUE", a line a repetition;
+# a reports each case as for the tests, NAME.R for repetition R.
 bench=${SOFTHCA_WIRE_BENCH:-}
 if [ -n "$bench" ]; then
 	pairs=(softhca/softhca rxe/rxe)
@@ -122,6 +123,7 @@ fi
 # is waited for as its server).
 sync_timeout=150
 peer_gone=
+run_tag=
 
 # post KEY VALUE: tell the peer VALUE under KEY.  Written aside and
 # renamed, so that the peer never reads half of it.
@@ -367,12 +369,13 @@ bench_record() {
 	esac | awk '$3 ~ /^[0-9]+(\.[0-9]+)?$/' >>"$mydir/bench.raw"
 }
 
-# run_case KEY PAIR NAME TEST [NETEM]: one case, both sides.
+# run_case KEY PAIR NAME TEST [NETEM]: one case, both sides; $run_tag
+# (a repetition's ".R") ends its result's name.
 run_case() {
 	local key=$1 pair=$2 name=$3 test=$4 netem=${5:-} type dev result
 	local k up=0 down=0 peer_up peer_down mine='' theirs='' log why='' note
 	local start=$SECONDS
-	result=${pair/\//-}/$name
+	result=${pair/\//-}/$name$run_tag
 	[ -z "$only" ] || [[ $result =~ $only ]] || return 0
 	# softhca against itself: the ULPs only (see pairs).
 	[ -n "$bench" ] || [ "$pair" != "$ulp_only" ] ||
@@ -453,7 +456,7 @@ run_case() {
 }
 
 main() {
-	local n=0 pair t
+	local n=0 r reps=${bench:-1} pair t
 	modprobe ib_uverbs
 	modprobe rdma_ucm	# rping's rdma_cm, from user space
 	mkdir -p "$mydir"
@@ -465,12 +468,15 @@ main() {
 		fail "wire/wire-up-$role" "no answer to ping from $peer"
 		peer_gone="the wire is down"
 	fi
-	for pair in "${pairs[@]}"; do
-		for t in "${tests[@]}"; do
-			n=$((n + 1))
-			# shellcheck disable=SC2086 # NAME TEST [NETEM...]
-			set -- $t
-			run_case "c$n" "$pair" "$1" "$2" "${*:3}"
+	for ((r = 1; r <= reps; r++)); do
+		[ "$reps" = 1 ] || run_tag=.$r
+		for pair in "${pairs[@]}"; do
+			for t in "${tests[@]}"; do
+				n=$((n + 1))
+				# shellcheck disable=SC2086 # NAME TEST [NETEM...]
+				set -- $t
+				run_case "c$n" "$pair" "$1" "$2" "${*:3}"
+			done
 		done
 	done
 }
