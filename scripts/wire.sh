@@ -38,7 +38,7 @@ set -uo pipefail
 usage="usage: wire.sh [--brief | --bench RAW [--reps N]] [KDIR]"
 brief=
 bench=
-reps=5
+reps=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--brief) brief=1 && shift ;;
@@ -54,13 +54,14 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -z "$brief" ] || [ -z "$bench" ] || die "wire.sh: --brief or --bench, not both"
-[ -z "$bench" ] || bench=$reps
+[ -n "$bench" ] || [ -z "$reps" ] || die "wire.sh: --reps goes with --bench"
+[ -z "$bench" ] || bench=${reps:-5}
 suite_kernel wire "${1:-}"
 
 # A guest runs up to 67 cases (25 on each of 2 mixed pairs, some of them
 # skipped, the 9 brief ones on the baseline, the 8 ULP cases on
-# softhca/softhca) in 20 to 30 minutes; a case that fails by timing out takes 2, and a peer that is gone fails
-# the rest at once.  Allow for twice the time under contention and a
+# softhca/softhca) in 20 to 30 minutes; a case that fails by timing out
+# takes 2, and a peer that is gone fails the rest at once.  Allow for twice the time under contention and a
 # dozen cases timing out.
 guest_timeout=3600
 
