@@ -27,7 +27,8 @@
  * asks for an acknowledgment on the last packet only, completes when it
  * comes, and resends after the local ACK timeout until retry_cnt runs
  * out; resends from the PSN a sequence NAK names, after the timer an RNR
- * NAK names, and completes with the status an error NAK names; places
+ * NAK names (not again for a late sequence NAK of the packets after it),
+ * and completes with the status an error NAK names; places
  * READ responses, asks again for what a gap in them lost, and completes
  * an atomic with the value its acknowledgment carries.  Answers for no
  * PSN in flight, of the wrong kind, from a stranger, or for a QP with
@@ -1917,6 +1918,78 @@ static void shca_rcw_req_rnr(struct kunit *test)
 	shca_rcw_quiet(test, w);
 }
 
+/*
+ * rdma_rxe's responder answers the FIRST of a message with no receive
+ * posted by an RNR NAK, and the MIDDLE after it by a sequence NAK of the
+ * FIRST's PSN; with a short RNR timer the sequence NAK comes after the
+ * requester's wait, once the message is on its way again.  It is of the
+ * packets sent before the go-back: nothing is sent again for it and no
+ * retry is charged (retry_cnt 0 would fail the message), and the ACK of
+ * the LAST completes it.
+ */
+static void shca_rcw_req_rnr_late_seq_nak(struct kunit *test)
+{
+	struct shca_dp_opts o = shca_dp_rc;
+	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, false,
+						 3 * SHCA_RCW_MTU);
+	struct shca_rcw *w;
+	struct ib_wc wc;
+	s64 naks, resent;
+
+	o.timeout = SHCA_RCW_SLOW;
+	o.retry_cnt = 0;
+	o.rnr_retry = 7;
+	w = shca_rcw_setup(test, &o);
+	naks = shca_rcw_counter(test, w, SHCA_CNT_SEQ_NAK_RCVD);
+	resent = shca_rcw_counter(test, w, SHCA_CNT_RESENT_SEQ);
+	shca_rcw_post(test, w, &m, 0x48);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	shca_rcw_answer(test, w, SHCA_RCW_RNR(1), shca_rcw_sq(0));
+	shca_rcw_expect_msg(test, w, &m, 0);
+	shca_rcw_answer(test, w, SHCA_RCW_NAK(SHCA_RCW_NAK_SEQ),
+			shca_rcw_sq(0));
+	shca_rcw_quiet(test, w);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(2));
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x48, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w, SHCA_CNT_SEQ_NAK_RCVD),
+			naks + 1);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w, SHCA_CNT_RESENT_SEQ),
+			resent);
+	shca_rcw_quiet(test, w);
+}
+
+/*
+ * retry_cnt counts local ACK timeouts in a row: an RNR NAK between two
+ * is an answer.  With retry_cnt 1, a message timed out once, RNR NAKed,
+ * then timed out again is sent again, not failed, and completes when
+ * acknowledged.
+ */
+static void shca_rcw_req_rnr_resets_retry(struct kunit *test)
+{
+	struct shca_dp_opts o = shca_dp_rc;
+	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, false, 64);
+	struct shca_rcw *w;
+	struct ib_wc wc;
+
+	/* 268 ms: time for each answer the test injects. */
+	o.timeout = SHCA_RCW_ADAPTIVE_TIMEOUT;
+	o.retry_cnt = 1;
+	o.rnr_retry = 7;
+	w = shca_rcw_setup(test, &o);
+	shca_rcw_post(test, w, &m, 0x49);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	shca_rcw_answer(test, w, SHCA_RCW_RNR(1), shca_rcw_sq(0));
+	shca_rcw_expect_msg(test, w, &m, 0);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(0));
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x49, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, shca_rcw_state(w->dp.qp[0]), IB_QPS_RTS);
+	shca_rcw_quiet(test, w);
+}
+
 /* An error NAK, and the status the requester's completion takes. */
 struct shca_rcw_nak {
 	const char *name;
@@ -3511,6 +3584,8 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_adaptive_retry_exc),
 	KUNIT_CASE(shca_rcw_req_seq_nak),
 	KUNIT_CASE_PARAM(shca_rcw_req_rnr, shca_rcw_rnr_gen_params),
+	KUNIT_CASE(shca_rcw_req_rnr_late_seq_nak),
+	KUNIT_CASE(shca_rcw_req_rnr_resets_retry),
 	KUNIT_CASE_PARAM(shca_rcw_req_nak, shca_rcw_nak_gen_params),
 	KUNIT_CASE(shca_rcw_req_read),
 	KUNIT_CASE(shca_rcw_req_read_gap),

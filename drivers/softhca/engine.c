@@ -482,9 +482,9 @@ static u64 shca_req_ack_ns(struct shca_qp *qp, u8 timeout)
 /*
  * The window's ACK timer expired: it doubles.  A retry is counted for a
  * timer of the whole local ACK timeout, and for a shorter one once that
- * timeout has passed since the window moved or since the last retry
- * counted, so that an adaptive timer gives up no sooner than retry_cnt
- * local ACK timeouts.  Return: false when the retries ran out.
+ * timeout has passed since the last answer (shca_req_heard()) or the last
+ * retry counted, so that an adaptive timer gives up no sooner than
+ * retry_cnt local ACK timeouts.  Return: false when the retries ran out.
  */
 static bool shca_req_timed_out(struct shca_qp *qp)
 {
@@ -751,9 +751,25 @@ static enum shca_step shca_req_retire(struct shca_qp *qp)
 }
 
 /*
+ * An answer came for the window's first message: progress, or an RNR NAK.
+ * retry_cnt counts local ACK timeouts and sequence NAKs in a row, with no
+ * answer between them, so it starts again, and so do the adaptive ACK
+ * timer and the local ACK timeout it charges by.
+ */
+static void shca_req_heard(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+
+	req->retry_left = READ_ONCE(qp->attr.retry_cnt);
+	req->backoff = 0;
+	req->charged = ktime_get();
+}
+
+/*
  * The window's messages: acts on what the transport said of them
- * (progress restarts the retry counts; a loss resends while retry_cnt
- * lasts, an RNR NAK waits while rnr_retry lasts), places READ responses,
+ * (progress restarts the retry counts, an RNR NAK retry_cnt; a loss
+ * resends while retry_cnt lasts, an RNR NAK waits while rnr_retry lasts),
+ * places READ responses,
  * completes those answered.
  */
 static enum shca_step shca_req_window(struct shca_qp *qp)
@@ -770,10 +786,8 @@ static enum shca_step shca_req_window(struct shca_qp *qp)
 	una = win->una(qp);
 	if (una != req->una) {
 		req->una = una;
-		req->retry_left = READ_ONCE(qp->attr.retry_cnt);
+		shca_req_heard(qp);
 		req->rnr_left = READ_ONCE(qp->attr.rnr_retry);
-		req->backoff = 0;
-		req->charged = ktime_get();
 	}
 	switch (win->act(qp, expired, &res.rnr_timer)) {
 	case SHCA_WIRE_ACT_RNR:
@@ -798,6 +812,8 @@ static enum shca_step shca_req_window(struct shca_qp *qp)
 		win->resend(qp);
 		break;
 	case SHCA_WIRE_ACT_RESEND:
+		/* The RNR NAK waited for was an answer. */
+		shca_req_heard(qp);
 		win->resend(qp);
 		break;
 	case SHCA_WIRE_ACT_NONE:

@@ -75,8 +75,10 @@ enum shca_wire_verdict {
  * @rnr_timer: an RNR NAK's timer code
  * @una: the first PSN not acknowledged (or READ response not received)
  * @nxt: the next PSN to send: from @una to it, sent since the last go-back
- * @back: the PSN of the last go-back for a loss or a timeout
+ * @back: the PSN of the last go-back
  * @high: the PSN after the highest ever sent: below it, a packet is resent
+ * @back_high: @high at the last go-back: until @una passes it, a sequence
+ *	NAK of @back may be of a packet sent before the go-back
  * @recover: @high at the last loss: the window shrinks once per loss event
  * @cwnd: the PSNs that may be sent beyond @una (congestion window)
  * @ssthresh: below it @cwnd grows by the PSNs acknowledged, above it by
@@ -105,6 +107,7 @@ struct shca_wire_req {
 	u32 nxt;
 	u32 back;
 	u32 high;
+	u32 back_high;
 	u32 recover;
 	u32 cwnd;
 	u32 ssthresh;

@@ -37,9 +37,12 @@
  *    moves una on;
  *  - a PSN sequence NAK, or an answer beyond una (READ responses were
  *    lost), goes back to una and sends again from there (go-back-N); a
- *    NAK of the PSN already gone back to is the same loss, ignored;
+ *    NAK of the PSN already gone back to, until what was sent before
+ *    the go-back is acknowledged, is the same loss, ignored;
  *  - an RNR NAK waits its timer (the engine's RNR wait, with rnr_retry)
- *    and goes back to the NAKed PSN;
+ *    and goes back to the NAKed PSN; the sequence NAK a responder may
+ *    send for the packets after the NAKed one can come after that wait
+ *    (a short RNR timer), and is ignored as above;
  *  - the other NAKs answer the message with REM_INV_REQ_ERR,
  *    REM_ACCESS_ERR or REM_OP_ERR;
  *  - no progress within the local ACK timeout goes back to una.
@@ -48,7 +51,8 @@
  * its ACK timer on (shca_roce_req_rto()).
  * The engine's next run acts on what they said (shca_roce_req_act()),
  * and completes the answered messages in order.  A resend for want of an
- * answer counts against retry_cnt; progress restores the count.  READ
+ * answer counts against retry_cnt; progress, or an RNR NAK, restores the
+ * count.  READ
  * responses are placed in PSN order, at their offset in the local SGEs;
  * the rest of a READ is asked for again by a READ request from una, for
  * the remaining bytes.
@@ -379,6 +383,7 @@ enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg)
 		wr->una = ws->first;
 		wr->nxt = ws->first;
 		wr->high = ws->first;
+		wr->back_high = ws->first;
 		wr->recover = ws->first;
 	}
 	if (shca_req_push(qp, ws, msg) < 0) {
@@ -470,10 +475,11 @@ static void shca_req_go_back(struct shca_qp *qp, u8 cause)
 
 	wr->nxt = wr->una;
 	wr->cause = cause;
+	wr->back = wr->una;
+	wr->back_high = wr->high;
 	/* What is sent again times no round trip (Karn). */
 	wr->timing = false;
 	if (cause != SHCA_WIRE_RNR_WAITED) {
-		wr->back = wr->una;
 		if (timeout || shca_psn_diff(wr->una, wr->recover) >= 0) {
 			wr->ssthresh = max_t(u32, wr->cwnd / 2,
 					     SHCA_WIRE_CWND_MIN);
@@ -777,10 +783,13 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt *pkt)
 		if (value == SHCA_NAK_PSN_SEQ) {
 			shca_count(to_shca_dev(qp->ibqp.device),
 				   SHCA_CNT_SEQ_NAK_RCVD);
-			/* The loss already gone back for, a NAK late or twice. */
+			/*
+			 * The PSN already gone back to: a NAK late or twice,
+			 * or one of a packet that followed an RNR NAKed one.
+			 */
 			if (pkt->psn == qp->roce->req.back &&
 			    shca_psn_diff(qp->roce->req.una,
-					  qp->roce->req.recover) < 0)
+					  qp->roce->req.back_high) < 0)
 				return;
 			shca_req_verdict(qp, SHCA_WIRE_RESEND);
 			return;
