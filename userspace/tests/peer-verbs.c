@@ -584,16 +584,16 @@ out:
 
 #define ATTACK_LEN	3072	/* three packets at the path's 1024 */
 
-/* @s's count of packets resent after RNR NAKs, or -1. */
-static long long resent_rnr(const struct side *s)
+/* @s's port counter @name (hw_counters), or -1. */
+static long long port_counter(const struct side *s, const char *name)
 {
-	char path[160];
+	char path[192];
 	long long n = -1;
 	FILE *f;
 
 	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/tx_resent_rnr",
-		 s->name);
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", s->name,
+		 name);
 	f = fopen(path, "r");
 	if (f) {
 		if (fscanf(f, "%lld", &n) != 1)
@@ -601,6 +601,29 @@ static long long resent_rnr(const struct side *s)
 		fclose(f);
 	}
 	return n;
+}
+
+/* @s's count of packets resent after RNR NAKs, or -1. */
+static long long resent_rnr(const struct side *s)
+{
+	return port_counter(s, "tx_resent_rnr");
+}
+
+/*
+ * The same, once ib_core holds no older value: it keeps what it read of
+ * a port's counters for their lifespan (ms) before it asks the device
+ * again.  A count read within that time of a QP's last resends is short
+ * of them, and grows later with no WQE of the next check on the wire.
+ */
+static long long resent_rnr_settled(const struct side *s)
+{
+	long long ms = port_counter(s, "lifespan");
+
+	if (ms < 0)
+		return -1;
+	/* A lifespan in jiffies, rounded up, and the jiffy it ends in. */
+	usleep((2 * ms + 20) * 1000);
+	return resent_rnr(s);
 }
 
 /* Waits up to 10 s for @s's RNR resends to pass @n; returns the count. */
@@ -698,7 +721,8 @@ static void ring_attack(struct side *req, struct side *resp, enum rewrite how)
 	fill(req->buf, ATTACK_LEN, 40 + how);
 	memset(resp->buf, 0xee, WIN);
 	memset(canary, 0xee, sizeof(canary));
-	n0 = resent_rnr(req);
+	/* Before the post, after the last check's resends. */
+	n0 = resent_rnr_settled(req);
 	w = raw_req_wqe(&r, 1, IBV_WR_SEND);
 	w->num_sge = 1;
 	sge = (struct softhca_sge *)(w + 1);

@@ -136,7 +136,9 @@ int raw_qp_connect(struct ibv_qp *qp, qp_modify_fn modify, uint32_t dest_qpn,
 
 /*
  * The same towards @dest_qpn at @dgid, from GID @gid_index, an RC QP
- * resending @rnr_retry times after RNR NAKs (7: for ever).
+ * resending @rnr_retry times after RNR NAKs (7: for ever).  Its local ACK
+ * timeout (67 ms) and retry count are tap_rc_connect()'s: a guest on a
+ * busy host may not run for milliseconds at a time.
  */
 int raw_qp_connect_to(struct ibv_qp *qp, qp_modify_fn modify,
 		      uint32_t dest_qpn, int gid_index,
@@ -170,7 +172,7 @@ int raw_qp_connect_to(struct ibv_qp *qp, qp_modify_fn modify,
 	if (err)
 		return err;
 	attr = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTS, .timeout = 10, .retry_cnt = 1,
+		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
 		.rnr_retry = rnr_retry, .max_rd_atomic = 1,
 	};
 	return modify(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN | (rc ?
