@@ -70,6 +70,18 @@ wait_for() {
 	done
 }
 
+# roce_v2_gid DEV INDEX ADDR [PREFIX...]: DEV's GID INDEX (port 1) is
+# IPv4 address ADDR, mapped, as a RoCE v2 GID, as sysfs shows it (PREFIX
+# runs grep: ip netns exec NS).
+roce_v2_gid() {
+	local port=/sys/class/infiniband/$1/ports/1 index=$2 o1 o2 o3 o4
+	IFS=. read -r o1 o2 o3 o4 <<<"$3"
+	shift 3
+	"$@" grep -qx "$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+		"$o1" "$o2" "$o3" "$o4")" "$port/gids/$index" 2>/dev/null &&
+		"$@" grep -qx "RoCE v2" "$port/gid_attrs/types/$index"
+}
+
 # report_lost LOG...: perftest ran its traffic to the end on every side
 # (none stopped at an error: a run loop that failed, a completion in
 # error, a post refused), and then a side could not produce its report;

@@ -66,17 +66,6 @@ figures() {
 	cat >>"$mydir/nswire.log"
 }
 
-# gid_is DEV INDEX ADDR [PREFIX...]: DEV's GID INDEX is ADDR IPv4-mapped,
-# RoCE v2, as sysfs shows it (where PREFIX runs grep: ip netns exec NS).
-gid_is() {
-	local port=/sys/class/infiniband/$1/ports/1 index=$2 o1 o2 o3 o4
-	IFS=. read -r o1 o2 o3 o4 <<<"$3"
-	shift 3
-	"$@" grep -qx "$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
-		"$o1" "$o2" "$o3" "$o4")" "$port/gids/$index" 2>/dev/null &&
-		"$@" grep -qx "RoCE v2" "$port/gid_attrs/types/$index"
-}
-
 # counter DEV NAME: one of DEV's hardware counters.
 counter() {
 	local v
@@ -107,8 +96,8 @@ setup() {
 		ip -n nsa link set va up && ip -n nsb link set vb up || return 1
 	"${in_a[@]}" rdma link add sha type softhca netdev va &&
 		"${in_b[@]}" rdma link add shb type softhca netdev vb &&
-		wait_for 30 gid_is sha 1 "$server_addr" &&
-		wait_for 30 gid_is shb 1 "$client_addr"
+		wait_for 30 roce_v2_gid sha 1 "$server_addr" &&
+		wait_for 30 roce_v2_gid shb 1 "$client_addr"
 }
 
 # The two devices a case runs between: its server's (srv_dev), in
@@ -551,8 +540,8 @@ interop_setup() {
 		ip -n nsr link set lo up && ip -n nsr link set vs up &&
 		rdma link add rxe0 type rxe netdev vr &&
 		ip netns exec nsr rdma link add shr type softhca netdev vs &&
-		wait_for 30 gid_is rxe0 1 "$rxe_addr" &&
-		wait_for 30 gid_is shr 1 "$shr_addr"
+		wait_for 30 roce_v2_gid rxe0 1 "$rxe_addr" &&
+		wait_for 30 roce_v2_gid shr 1 "$shr_addr"
 }
 
 interop() {
@@ -618,7 +607,7 @@ gid_index() {
 	local f i
 	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
 		i=${f##*/}
-		gid_is "$1" "$i" "$2" && echo "$i" && return 0
+		roce_v2_gid "$1" "$i" "$2" && echo "$i" && return 0
 	done
 	return 1
 }
@@ -776,7 +765,7 @@ nic_returns() {
 		ip -n nsc addr add 10.75.0.1/24 dev "$nic" &&
 		ip -n nsc link set "$nic" up &&
 		ip netns exec nsc rdma link add shc type softhca netdev "$nic" &&
-		wait_for 30 gid_is shc 1 10.75.0.1 || why="setup in nsc"
+		wait_for 30 roce_v2_gid shc 1 10.75.0.1 || why="setup in nsc"
 	# A user of the device, outside nsc so that nsc can end.
 	ibv_rc_pingpong -d shc -g 1 -p 18519 >/dev/null 2>&1 </dev/null &
 	pid=$!
@@ -834,8 +823,8 @@ exclusive() {
 	[ -n "$why" ] || { listed nsx shx && ! listed - shx && ! listed nsy shx; } ||
 		why="shx not in nsx alone after the move"
 	# Its sysfs too: ip netns exec mounts the namespace's own.
-	[ -n "$why" ] || { wait_for 30 gid_is shx 1 10.76.0.1 ip netns exec nsx &&
-		wait_for 30 gid_is shy 1 10.76.0.2 ip netns exec nsy; } ||
+	[ -n "$why" ] || { wait_for 30 roce_v2_gid shx 1 10.76.0.1 ip netns exec nsx &&
+		wait_for 30 roce_v2_gid shy 1 10.76.0.2 ip netns exec nsy; } ||
 		why="no GIDs in the namespaces' sysfs"
 	if [ -z "$why" ]; then
 		ip netns exec nsy timeout 60 ibv_rc_pingpong -d shy -g 1 -c -n 100 \

@@ -46,16 +46,6 @@ nvme_port_gone() {
 	[ ! -d "$nvmet/ports/1" ] || nvme_port_remove
 }
 
-# The device that holds $addr, $dev, is back on its netdev with that
-# address's RoCE v2 GID (index 1, as the wire's cases use it).
-dev_has_addr() {
-	local o1 o2 o3 o4
-	IFS=. read -r o1 o2 o3 o4 <<<"$addr"
-	grep -qx "0000:0000:0000:0000:0000:ffff:$(printf '%02x%02x:%02x%02x' \
-		"$o1" "$o2" "$o3" "$o4")" \
-		"/sys/class/infiniband/$dev/ports/1/gids/1" 2>/dev/null
-}
-
 # The target's device deleted under the host's I/O and added back, the
 # host connected to try again (nvme_removal_connect).  Once its writes
 # flow: for nvme_remove, the port is taken away first (nvmet deletes the
@@ -95,7 +85,7 @@ nvme_removal_serve() {
 	echo "$dev deleted"
 	sleep 3
 	rdma link add "$dev" type "${dev%0}" netdev "$nic" &&
-		wait_for 30 dev_has_addr || return 1
+		wait_for 30 roce_v2_gid "$dev" 1 "$addr" || return 1
 	nvme_port_gone && nvme_port_add || return 1
 	echo "$dev and the port back"
 	served

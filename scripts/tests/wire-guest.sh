@@ -164,17 +164,6 @@ wire_up() {
 		wait_for 90 pings
 }
 
-# GID index 1 of DEV's port 1 is this guest's address, IPv4-mapped, as a
-# RoCE v2 GID: what -g 1 and -x 1 use.
-roce_v2_gid1() {
-	local port=/sys/class/infiniband/$1/ports/1 gid o1 o2 o3 o4
-	IFS=. read -r o1 o2 o3 o4 <<<"$me"
-	gid=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
-		"$o1" "$o2" "$o3" "$o4")
-	grep -qx "$gid" "$port/gids/1" 2>/dev/null &&
-		grep -qx "RoCE v2" "$port/gid_attrs/types/1"
-}
-
 dev_name() {
 	echo "${1}0"
 }
@@ -208,7 +197,7 @@ dev_up() {
 	*) false ;;
 	esac || return 1
 	rdma link add "$dev" type "$1" netdev "$nic" &&
-		wait_for 30 roce_v2_gid1 "$dev" || return 1
+		wait_for 30 roce_v2_gid "$dev" 1 "$me" || return 1
 	[ -z "$2" ] || netem_add "$nic" "$2" "$(spares_acks "$3" && echo 1)"
 }
 
