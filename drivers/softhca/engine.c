@@ -769,8 +769,7 @@ static void shca_req_heard(struct shca_qp *qp)
  * The window's messages: acts on what the transport said of them
  * (progress restarts the retry counts, an RNR NAK retry_cnt; a loss
  * resends while retry_cnt lasts, an RNR NAK waits while rnr_retry lasts),
- * places READ responses,
- * completes those answered.
+ * places READ responses, completes those answered.
  */
 static enum shca_step shca_req_window(struct shca_qp *qp)
 {

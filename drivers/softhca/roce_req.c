@@ -52,10 +52,9 @@
  * The engine's next run acts on what they said (shca_roce_req_act()),
  * and completes the answered messages in order.  A resend for want of an
  * answer counts against retry_cnt; progress, or an RNR NAK, restores the
- * count.  READ
- * responses are placed in PSN order, at their offset in the local SGEs;
- * the rest of a READ is asked for again by a READ request from una, for
- * the remaining bytes.
+ * count.  READ responses are placed in PSN order, at their offset in the
+ * local SGEs; the rest of a READ is asked for again by a READ request
+ * from una, for the remaining bytes.
  */
 
 #include <linux/bitfield.h>
