@@ -19,7 +19,9 @@
  * A send doorbell tells the kernel whether the thread waits on its peer
  * (it polled completions since it last posted): the kernel then executes
  * the WQEs in the system call, at once, rather than in a worker that
- * takes what a streaming thread goes on posting.
+ * takes what a streaming thread goes on posting.  That worker serves all
+ * the process's QPs: a send queue that asks for a doorbell marks its QP
+ * in the process's doorbell, and rings only when the worker has stopped.
  */
 
 #include <errno.h>
@@ -393,8 +395,28 @@ static int send_wqe_write(struct softhca_qp *qp, struct softhca_send_wqe *wqe,
 }
 
 /*
+ * A send queue asked for a doorbell: marks its QP in the process's
+ * doorbell.  Returns whether the process's worker runs, and so will find
+ * the mark with no system call.
+ */
+static int ctx_worker_runs(const struct softhca_qp *qp)
+{
+	struct softhca_ctx_doorbell *db = to_sctx(qp->vqp.qp.context)->db;
+	uint32_t slot = qp->db_slot;
+
+	if (slot == SOFTHCA_NO_SLOT)
+		return 0;
+	__atomic_fetch_or(&db->pending[slot / 32], 1u << (slot % 32),
+			  __ATOMIC_RELAXED);
+	/* The bit is set before doorbell is read: see the ABI. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return !__atomic_load_n(&db->doorbell, __ATOMIC_RELAXED);
+}
+
+/*
  * After @n send WQEs were published (and the send lock dropped): rings the
- * doorbell if the kernel asked for one.  Returns 0 or an errno value.
+ * doorbell if the kernel asked for one, and its process's worker does not
+ * run.  Returns 0 or an errno value.
  */
 int softhca_sq_kick(struct softhca_qp *qp, uint32_t n)
 {
@@ -403,7 +425,7 @@ int softhca_sq_kick(struct softhca_qp *qp, uint32_t n)
 	int waits = polled_since_post;
 
 	polled_since_post = 0;
-	if (!n || !ring_doorbell_wanted(sq))
+	if (!n || !ring_doorbell_wanted(sq) || ctx_worker_runs(qp))
 		return 0;
 	/* Read by the kernel in the system call. */
 	__atomic_store_n(&sq->ctrl->poster_waits, waits, __ATOMIC_RELAXED);

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "softhca.h"
 
@@ -66,6 +67,8 @@ static void softhca_free_context(struct ibv_context *ibctx)
 {
 	struct softhca_context *sctx = to_sctx(ibctx);
 
+	if (sctx->db)
+		munmap(sctx->db, sctx->db_len);
 	/* Closing cmd_fd is what destroys the kernel's ucontext. */
 	verbs_uninit_context(&sctx->vctx);
 	free(sctx);
@@ -131,6 +134,29 @@ static int softhca_check_uctx(const struct ibv_device *ibdev,
 	return 0;
 }
 
+/*
+ * Maps the process's doorbell when the kernel offers one, as large as its
+ * slots need; without it, each QP rings for itself.
+ */
+static void softhca_db_map(struct softhca_context *sctx, int cmd_fd,
+			   const struct softhca_alloc_ucontext_resp *resp)
+{
+	uint64_t need = sizeof(struct softhca_ctx_doorbell) +
+			((uint64_t)resp->db_slots + 31) / 32 * sizeof(uint32_t);
+	void *p;
+
+	if (!(resp->caps & SOFTHCA_UCTX_CAP_DOORBELL) || !resp->db_slots ||
+	    resp->db_length < need)
+		return;
+	p = mmap(NULL, resp->db_length, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 cmd_fd, resp->db_offset);
+	if (p == MAP_FAILED)
+		return;
+	sctx->db = p;
+	sctx->db_len = resp->db_length;
+	sctx->db_slots = resp->db_slots;
+}
+
 /* Called by ibv_open_device(); owns cmd_fd from here on. */
 static struct verbs_context *softhca_alloc_context(struct ibv_device *ibdev,
 						   int cmd_fd,
@@ -157,6 +183,7 @@ static struct verbs_context *softhca_alloc_context(struct ibv_device *ibdev,
 	err = softhca_check_uctx(ibdev, &resp.drv);
 	if (err)
 		goto err_uninit;
+	softhca_db_map(sctx, cmd_fd, &resp.drv);
 
 	verbs_set_ops(&sctx->vctx, &softhca_ctx_ops);
 	return &sctx->vctx;

@@ -20,6 +20,10 @@
 
 struct softhca_context {
 	struct verbs_context vctx;
+	/* The process's doorbell (softhca-abi.h); NULL: each QP rings alone */
+	struct softhca_ctx_doorbell *db;
+	size_t db_len;
+	uint32_t db_slots;
 };
 
 /*
@@ -55,6 +59,7 @@ struct softhca_qp {
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	uint32_t max_inline;
+	uint32_t db_slot;		/* in the context's doorbell, or none */
 	int sq_sig_all;
 	/* ibv_wr_*: the opcodes allowed (1 << enum ibv_wr_opcode) */
 	uint64_t send_ops;

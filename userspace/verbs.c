@@ -388,6 +388,9 @@ static int softhca_qp_created(struct ibv_context *ibctx,
 		if (err)
 			goto err_unmap_sq;
 	}
+	/* A kernel without the process's doorbell gave no slot. */
+	qp->db_slot = maps->db_slot < to_sctx(ibctx)->db_slots ?
+		      maps->db_slot : SOFTHCA_NO_SLOT;
 	qp->max_send_sge = cap->max_send_sge;
 	qp->max_recv_sge = cap->max_recv_sge;
 	qp->max_inline = cap->max_inline_data;

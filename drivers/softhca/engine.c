@@ -18,17 +18,20 @@
  * QP's poster needs no doorbell system call while the engine runs (the
  * doorbell protocol of softhca-abi.h); where the worker has no CPU of its
  * own, its runs show it, and the doorbell runs the engine in the system
- * call (shca_engine_doorbell_here()).  A kernel QP whose consumer
- * busy-polls a CQ of it (shca_cq_spinning()) waits for each completion
- * on its own CPU, and there the engine runs: the per-CPU shca_local_wq
- * has it as soon as the poller yields, with no other CPU to wake.
- * Received packets go there too, on the CPU whose softirq took them,
- * where they are in cache and no other CPU needs waking (between two
- * guests under ib_send_lat, a packet's completion took 0.33 ms at the
- * median and 4 ms at the 90th percentile from its arrival while the
- * unbound worker woke the other vCPU; on the receiving CPU, 0.13 and
- * 0.31 ms).  Queued on either workqueue, a QP's runs still hold its
- * engine_lock one at a time.
+ * call (shca_engine_doorbell_here()).  A user QP's doorbell goes to the
+ * worker of its process's doorbell (uctx.c), which runs the QPs the
+ * process posted to one after another, a short run each
+ * (shca_engine_run_user()); a QP with more bytes than that goes on in
+ * its own work.  A kernel QP whose consumer busy-polls a CQ of it
+ * (shca_cq_spinning()) waits for each completion on its own CPU, and
+ * there the engine runs: the per-CPU shca_local_wq has it as soon as the
+ * poller yields, with no other CPU to wake.  Received packets go there
+ * too, on the CPU whose softirq took them, where they are in cache and
+ * no other CPU needs waking (between two guests under ib_send_lat, a
+ * packet's completion took 0.33 ms at the median and 4 ms at the 90th
+ * percentile from its arrival while the unbound worker woke the other
+ * vCPU; on the receiving CPU, 0.13 and 0.31 ms).  Queued on either
+ * workqueue, a QP's runs still hold its engine_lock one at a time.
  *
  * WQ_HIGHPRI, because it is latency; WQ_MEM_RECLAIM, because storage
  * ULPs wait on it under memory pressure.  shca_local_wq is also
@@ -883,9 +886,9 @@ static void shca_req_flush_taken(struct shca_qp *qp)
  * Runs the send queue for one batch.  Return: true when the work should
  * run again (more WQEs, or a state change to act on).
  */
-static bool shca_req_run(struct shca_qp *qp)
+static bool shca_req_run(struct shca_qp *qp, u32 budget)
 {
-	u32 budget = SHCA_ENGINE_BUDGET, bytes;
+	u32 bytes;
 	struct shca_queue *q = &qp->sq.queue;
 	bool more = true;
 	unsigned int n;
@@ -939,13 +942,16 @@ static bool shca_req_run(struct shca_qp *qp)
 	return more;
 }
 
-/* One run: a batch of the send queue, or of a flush.  Return: run again. */
-static bool shca_engine_run(struct shca_qp *qp)
+/*
+ * One run: a batch of the send queue, of WQEs up to @budget bytes (but
+ * for the first), or of a flush.  Return: run again.
+ */
+static bool shca_engine_run_for(struct shca_qp *qp, u32 budget)
 {
 	lockdep_assert_held(&qp->engine_lock);
 	switch (READ_ONCE(qp->state)) {
 	case IB_QPS_RTS:
-		return shca_req_run(qp);
+		return shca_req_run(qp, budget);
 	case IB_QPS_SQE:
 		return shca_qp_flush(qp, false);
 	case IB_QPS_ERR:
@@ -955,6 +961,11 @@ static bool shca_engine_run(struct shca_qp *qp)
 	default:
 		return false;
 	}
+}
+
+static bool shca_engine_run(struct shca_qp *qp)
+{
+	return shca_engine_run_for(qp, SHCA_ENGINE_BUDGET);
 }
 
 /* What the transports received: true to run again. */
@@ -971,9 +982,9 @@ static bool shca_rx_run(struct shca_qp *qp)
 }
 
 /*
- * A worker's run that took at most this many WQEs of a user QP and left
- * the ring empty is small: the process posts no faster than the worker
- * takes, and each post of the next rings the doorbell again.
+ * A worker's run that took at most this many WQEs of a process's send
+ * queues and left nothing to do is small: the process posts no faster than
+ * the worker takes, and each post of the next rings the doorbell again.
  */
 #define SHCA_RUN_SMALL 2
 /* Small runs in a row from which a doorbell runs in its system call. */
@@ -981,17 +992,23 @@ static bool shca_rx_run(struct shca_qp *qp)
 /* One doorbell in this many goes to the worker even so. */
 #define SHCA_RING_WORKER_EVERY 64
 
-/*
- * Counts a run of a user QP's worker that took @taken WQEs: the small
- * runs in a row, up to SHCA_SMALL_RUNS_HERE.
+/**
+ * shca_engine_count_run() - count a worker's run of user send queues
+ * @runs: the worker's counts
+ * @taken: the WQEs the run took
+ * @more: the run left work for the next
+ *
+ * Counts the small runs in a row, up to SHCA_SMALL_RUNS_HERE.
+ *
+ * Context: the worker.
  */
-static void shca_req_count_run(struct shca_req *req, u32 taken, bool more)
+void shca_engine_count_run(struct shca_runs *runs, u32 taken, bool more)
 {
 	u8 n = 0;
 
 	if (taken <= SHCA_RUN_SMALL && !more)
-		n = min(req->small_runs + 1, SHCA_SMALL_RUNS_HERE);
-	WRITE_ONCE(req->small_runs, n);
+		n = min(runs->small + 1, SHCA_SMALL_RUNS_HERE);
+	WRITE_ONCE(runs->small, n);
 }
 
 /*
@@ -1010,11 +1027,72 @@ static void shca_qp_run(struct shca_qp *qp, bool doorbell)
 	at = q->cons + qp->req.taken;
 	more = shca_engine_run(qp);
 	if (doorbell && qp->ibqp.uobject)
-		shca_req_count_run(&qp->req, q->cons + qp->req.taken - at,
-				   more);
+		shca_engine_count_run(&qp->req.runs,
+				      q->cons + qp->req.taken - at, more);
 	if (more)
 		shca_engine_kick(qp);
 	mutex_unlock(&qp->engine_lock);
+}
+
+/*
+ * The bytes a run of a user QP's send queue moves in the worker of its
+ * process's doorbell, which runs the process's QPs one after another: a
+ * QP with more goes on in its own work, beside the others.
+ */
+#define SHCA_ENGINE_SHARED_BUDGET SZ_16K
+
+/**
+ * shca_engine_run_user() - a short run of a user QP's send queue, for the
+ * worker of its process's doorbell
+ * @qp: the QP
+ * @taken: incremented by the WQEs the run took
+ *
+ * The run moves up to SHCA_ENGINE_SHARED_BUDGET bytes (and at least one
+ * WQE).  A QP that has more after a full batch of small WQEs is the
+ * worker's to run again; one with more bytes than that goes on in its own
+ * work, so that a process's QPs that stream large messages run in
+ * parallel, as each QP's work did before its process had a doorbell.
+ * When a run is in progress elsewhere (the QP's own work, a doorbell's
+ * system call, its receive work), the QP's work runs after it instead:
+ * the other run may have looked at the ring for the last time already,
+ * and this worker does not wait for it.
+ *
+ * Context: process context; sleeps.
+ * Return: true when the worker should run the QP again.
+ */
+bool shca_engine_run_user(struct shca_qp *qp, u32 *taken)
+{
+	struct shca_queue *q = &qp->sq.queue;
+	bool again = false;
+	u32 at, n;
+
+	if (!mutex_trylock(&qp->engine_lock)) {
+		shca_engine_kick(qp);
+		return false;
+	}
+	at = q->cons + qp->req.taken;
+	if (shca_engine_run_for(qp, SHCA_ENGINE_SHARED_BUDGET)) {
+		n = q->cons + qp->req.taken - at;
+		again = n >= SHCA_ENGINE_BATCH;
+		if (!again)
+			shca_engine_kick(qp);
+	}
+	*taken += q->cons + qp->req.taken - at;
+	mutex_unlock(&qp->engine_lock);
+	return again;
+}
+
+/**
+ * shca_engine_queue() - queue a worker that runs send queues
+ * @work: the worker, a process's doorbell's
+ *
+ * On the engine's unbound workqueue, as a QP's send queue work.
+ *
+ * Context: any.
+ */
+void shca_engine_queue(struct work_struct *work)
+{
+	queue_work(shca_engine_wq, work);
 }
 
 static void shca_qp_work(struct work_struct *work)
@@ -1187,7 +1265,7 @@ void shca_engine_sync(struct shca_qp *qp)
 /**
  * shca_engine_doorbell_here() - whether a streaming poster's doorbell runs
  * in its system call
- * @qp: the user QP
+ * @runs: the counts of the worker the doorbell would wake
  *
  * A streaming poster's doorbell wakes the worker, which takes what the
  * process posts meanwhile, with no further doorbell, while it has a CPU
@@ -1203,13 +1281,11 @@ void shca_engine_sync(struct shca_qp *qp)
  * Context: process context (ib_uverbs' post_send).
  * Return: true to run the engine here (shca_engine_doorbell_user()).
  */
-bool shca_engine_doorbell_here(struct shca_qp *qp)
+bool shca_engine_doorbell_here(struct shca_runs *runs)
 {
-	struct shca_req *req = &qp->req;
-
-	if (READ_ONCE(req->small_runs) < SHCA_SMALL_RUNS_HERE)
+	if (READ_ONCE(runs->small) < SHCA_SMALL_RUNS_HERE)
 		return false;
-	return atomic_inc_return(&req->rung_here) % SHCA_RING_WORKER_EVERY;
+	return atomic_inc_return(&runs->rung_here) % SHCA_RING_WORKER_EVERY;
 }
 
 /**

@@ -21,6 +21,16 @@ struct ib_qp;
 struct sk_buff;
 struct shca_qp;
 
+/*
+ * A worker that runs a process's send queues: how many of its recent runs
+ * took a WQE or two and left nothing (shca_engine_doorbell_here()), and
+ * the doorbells run in their system calls since.
+ */
+struct shca_runs {
+	u8 small;
+	atomic_t rung_here;
+};
+
 int shca_engine_init(void);
 void shca_engine_destroy(void);
 
@@ -29,8 +39,11 @@ void shca_engine_qp_window(struct shca_qp *qp, gfp_t gfp);
 void shca_engine_qp_free(struct shca_qp *qp);
 void shca_engine_qp_epsn(struct shca_qp *qp, u32 psn);
 void shca_engine_sync(struct shca_qp *qp);
-bool shca_engine_doorbell_here(struct shca_qp *qp);
+bool shca_engine_doorbell_here(struct shca_runs *runs);
 void shca_engine_doorbell_user(struct shca_qp *qp);
+void shca_engine_count_run(struct shca_runs *runs, u32 taken, bool more);
+bool shca_engine_run_user(struct shca_qp *qp, u32 *taken);
+void shca_engine_queue(struct work_struct *work);
 void shca_engine_flush(void);
 void shca_engine_drain_sq(struct shca_qp *qp);
 void shca_engine_qp_stop(struct shca_qp *qp);

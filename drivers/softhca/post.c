@@ -14,7 +14,8 @@
  *
  * A user QP's provider writes its WQEs into the rings itself; what reaches
  * post_send and post_recv for it is only the doorbell, a system call,
- * which may run the send queue's engine (shca_engine_doorbell_user()).
+ * which runs the send queue's engine (shca_engine_doorbell_user()) or
+ * wakes the worker of its process's doorbell (uctx.c).
  */
 
 #include "ah.h"
@@ -23,6 +24,7 @@
 #include "engine.h"
 #include "qp.h"
 #include "trace.h"
+#include "uctx.h"
 
 static u32 shca_send_wqe_ex(const struct ib_send_wr *wr)
 {
@@ -257,10 +259,12 @@ static int shca_qp_user_doorbell(struct shca_qp *qp, bool send,
 	 */
 	shca_queue_wake(q);
 	here = send && (READ_ONCE(q->ctrl->poster_waits) ||
-			shca_engine_doorbell_here(qp));
+			shca_engine_doorbell_here(shca_uctx_runs(qp)));
 	trace_softhca_doorbell(qp->ibqp.device, qp->ibqp.qp_num, send, here);
 	if (!here) {
-		shca_qp_doorbell(qp, send);
+		/* Its process's worker runs it, in any state, or its own work. */
+		if (!send || !shca_uctx_ring(qp))
+			shca_qp_doorbell(qp, send);
 		return 0;
 	}
 	/* As in shca_qp_doorbell(), but the run reads the state. */

@@ -27,6 +27,7 @@
 #include "mcast.h"
 #include "qp.h"
 #include "trace.h"
+#include "uctx.h"
 
 #define SHCA_QPN_MAX 0xffffff
 #define SHCA_PSN_MAX 0xffffff
@@ -175,11 +176,16 @@ static int shca_qp_create_cmd(struct shca_cmd *cmd)
 	if (ret)
 		goto err_destroy_rq;
 	shca_qp_init_fields(qp, init);
+	ret = shca_uctx_qp_add(qp, udata);
+	if (ret)
+		goto err_free_engine;
 
 	/* The slot is reserved: storing into it allocates nothing. */
 	xa_store_irq(&dev->qps, qp->ibqp.qp_num, qp, GFP_KERNEL);
 	return 0;
 
+err_free_engine:
+	shca_engine_qp_free(qp);
 err_destroy_rq:
 	if (!init->srq)
 		shca_queue_destroy(&qp->rq.queue);
@@ -209,6 +215,7 @@ static int shca_qp_destroy_cmd(struct shca_cmd *cmd)
 	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
 
 	shca_mcast_qp_leave(qp);
+	shca_uctx_qp_del(qp);
 	/*
 	 * What was posted before the verb is taken first, as a hardware
 	 * queue would have by now: a sender that destroys its QP right
@@ -537,6 +544,7 @@ static int shca_qp_copy_maps(struct shca_qp *qp, struct ib_udata *udata)
 	shca_queue_export(&qp->sq.queue, &resp.sq);
 	if (!qp->ibqp.srq)
 		shca_queue_export(&qp->rq.queue, &resp.rq);
+	resp.db_slot = qp->db_slot;
 	return ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
 }
 
@@ -545,7 +553,8 @@ static int shca_qp_check_udata(struct ib_device *ibdev,
 {
 	if (!udata)
 		return 0;
-	if (udata->outlen < sizeof(struct softhca_create_qp_resp)) {
+	/* A provider before the process's doorbell has no room for its slot. */
+	if (udata->outlen < offsetofend(struct softhca_create_qp_resp, rq)) {
 		ibdev_dbg(ibdev, "create_qp: response buffer of %zu bytes\n",
 			  udata->outlen);
 		return -EINVAL;

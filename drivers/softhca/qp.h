@@ -16,12 +16,14 @@
 #include "ah.h"
 #include "cq.h"
 #include "dev.h"
+#include "engine.h"
 #include "event.h"
 #include "queue.h"
 #include "resp.h"
 #include "transport.h"
 
 struct shca_roce_qp;
+struct shca_ucontext;
 
 /* One work queue of a QP. */
 struct shca_qp_queue {
@@ -73,13 +75,8 @@ struct shca_req {
 	u32 wqe_size;			/* bytes of a copy */
 	struct shca_wire_slot *msgs;	/* @win of them */
 	void *wqes;			/* @win copies */
-	/*
-	 * A user QP's worker: how many of its recent runs took a WQE or two
-	 * and found the ring empty (shca_engine_doorbell_here()), and the
-	 * doorbells its system calls ran since.
-	 */
-	u8 small_runs;
-	atomic_t rung_here;
+	/* A user QP's worker, when its process has no doorbell slot for it */
+	struct shca_runs runs;
 };
 
 struct shca_qp {
@@ -123,6 +120,9 @@ struct shca_qp {
 	struct shca_events events;
 	/* Multicast groups it is attached to (mcast.c): the command queue's. */
 	u32 nr_mcg;
+	/* A user QP's process, and its bit in the process's doorbell */
+	struct shca_ucontext *uctx;
+	u32 db_slot;			/* or SOFTHCA_NO_SLOT */
 };
 
 static inline struct shca_qp *to_shca_qp(struct ib_qp *ibqp)

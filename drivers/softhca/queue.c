@@ -19,7 +19,7 @@
 
 #include "fault.h"
 #include "queue.h"
-#include "verbs.h"
+#include "uctx.h"
 
 /* The ABI's layout: one cache line per CQE and per send WQE header. */
 static_assert(sizeof(struct softhca_queue_ctrl) == SOFTHCA_QUEUE_ENTRIES_OFFSET);
@@ -78,24 +78,45 @@ static struct shca_mmap_entry *to_shca_mmap(struct rdma_user_mmap_entry *e)
 	return container_of(e, struct shca_mmap_entry, rdma);
 }
 
-static int shca_queue_export_user(struct shca_queue *q,
-				  struct ib_udata *udata)
+/**
+ * shca_queue_map_user() - offer memory for the process to map
+ * @ibuc: the process's context
+ * @buf: from shca_queue_alloc_user(); the entry owns it from now on
+ * @size: its bytes
+ *
+ * Context: process context; sleeps.
+ * Return: the entry, whose removal frees @buf once the process unmapped
+ * it, or an ERR_PTR(); on failure @buf is still the caller's.
+ */
+struct rdma_user_mmap_entry *shca_queue_map_user(struct ib_ucontext *ibuc,
+						 void *buf, size_t size)
 {
-	struct shca_ucontext *uc = rdma_udata_to_drv_context(udata,
-			struct shca_ucontext, ibuc);
 	struct shca_mmap_entry *e;
 	int ret;
 
 	e = shca_fault() ? NULL : kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
-		return -ENOMEM;
-	e->buf = q->ctrl;
-	ret = rdma_user_mmap_entry_insert(&uc->ibuc, &e->rdma, q->size);
+		return ERR_PTR(-ENOMEM);
+	e->buf = buf;
+	ret = rdma_user_mmap_entry_insert(ibuc, &e->rdma, size);
 	if (ret) {
 		kfree(e);
-		return ret;
+		return ERR_PTR(ret);
 	}
-	q->mmap_entry = &e->rdma;
+	return &e->rdma;
+}
+
+static int shca_queue_export_user(struct shca_queue *q,
+				  struct ib_udata *udata)
+{
+	struct shca_ucontext *uc = rdma_udata_to_drv_context(udata,
+			struct shca_ucontext, ibuc);
+	struct rdma_user_mmap_entry *entry;
+
+	entry = shca_queue_map_user(&uc->ibuc, q->ctrl, q->size);
+	if (IS_ERR(entry))
+		return PTR_ERR(entry);
+	q->mmap_entry = entry;
 	return 0;
 }
 

@@ -27,6 +27,8 @@ struct shca_queue {
 };
 
 void *shca_queue_alloc_user(size_t size);
+struct rdma_user_mmap_entry *shca_queue_map_user(struct ib_ucontext *ibuc,
+						 void *buf, size_t size);
 int shca_queue_init(struct shca_queue *q, u32 num, u32 entry_size,
 		    struct ib_udata *udata);
 void shca_queue_destroy(struct shca_queue *q);

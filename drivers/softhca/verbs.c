@@ -20,12 +20,12 @@
 #include "qp.h"
 #include "queue.h"
 #include "srq.h"
+#include "uctx.h"
 #include "verbs.h"
 
 /*
- * A user context carries no state yet; it exists because ib_uverbs exposes
- * only devices that can allocate one.  The response tells the provider
- * which ABI it talks to.
+ * A user context: the process's doorbell (uctx.c).  The response tells
+ * the provider which ABI it talks to, and where the doorbell is.
  */
 static int shca_alloc_ucontext(struct ib_ucontext *ibuc,
 			       struct ib_udata *udata)
@@ -33,16 +33,23 @@ static int shca_alloc_ucontext(struct ib_ucontext *ibuc,
 	struct softhca_alloc_ucontext_resp resp = {
 		.abi_version = SOFTHCA_UVERBS_ABI_VERSION,
 	};
-
+	struct shca_ucontext *uc = to_shca_uctx(ibuc);
 	int ret = shca_udata_no_request(ibuc->device, udata, "alloc_ucontext");
 
 	if (ret)
 		return ret;
-	return ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+	ret = shca_uctx_init(uc, &resp);
+	if (ret)
+		return ret;
+	ret = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+	if (ret)
+		shca_uctx_destroy(uc);
+	return ret;
 }
 
 static void shca_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
+	shca_uctx_destroy(to_shca_uctx(ibuc));
 }
 
 /*
@@ -54,9 +61,11 @@ static void shca_dealloc_ucontext(struct ib_ucontext *ibuc)
  * verbs, which stopped their engines (no run touches a ring after that)
  * and removed their rings' mmap entries, and it sends the process
  * IBV_EVENT_DEVICE_FATAL; its verbs fail with EIO from then on.  Nothing
- * is left to undo here.  The rings' pages a process still maps stay its
- * own until it unmaps them: remap_vmalloc_range() took a reference on
- * each, so vfree() in mmap_free does not return them meanwhile.
+ * is left to undo here: dealloc_ucontext, which follows, stops the
+ * context's doorbell worker and removes its page's entry.  The pages a
+ * process still maps stay its own until it unmaps them:
+ * remap_vmalloc_range() took a reference on each, so vfree() in
+ * mmap_free does not return them meanwhile.
  *
  * Context: process context (device removal).
  */

@@ -8,10 +8,6 @@
 
 #include <rdma/ib_verbs.h>
 
-struct shca_ucontext {
-	struct ib_ucontext ibuc;
-};
-
 int shca_dev_add(const char *name, struct net_device *ndev);
 
 #endif /* SHCA_VERBS_H */

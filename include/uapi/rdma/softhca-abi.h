@@ -26,12 +26,24 @@
 /* Name of the rdma_link_ops type: rdma link add X type softhca netdev Y */
 #define SOFTHCA_LINK_TYPE "softhca"
 
-/* Response to ibv_get_context (alloc_ucontext). */
+/* softhca_alloc_ucontext_resp.caps */
+enum {
+	/* db_offset and db_length map a struct softhca_ctx_doorbell */
+	SOFTHCA_UCTX_CAP_DOORBELL = 1 << 0,
+};
+
+/*
+ * Response to ibv_get_context (alloc_ucontext).  A kernel before
+ * SOFTHCA_UCTX_CAP_DOORBELL wrote only the first 16 bytes.
+ */
 struct softhca_alloc_ucontext_resp {
 	__u32 abi_version;	/* SOFTHCA_UVERBS_ABI_VERSION */
 	__u32 reserved;
-	/* SOFTHCA_UCTX_CAP_*: optional features; none defined yet */
+	/* SOFTHCA_UCTX_CAP_*: optional features */
 	__aligned_u64 caps;
+	__aligned_u64 db_offset;	/* an mmap offset on the uverbs file */
+	__u32 db_length;	/* bytes */
+	__u32 db_slots;		/* bits in softhca_ctx_doorbell.pending */
 };
 
 /*
@@ -59,6 +71,19 @@ struct softhca_alloc_ucontext_resp {
  * WQEs inside the doorbell system call, and a streaming poster's beside
  * it, in a worker that takes what is posted meanwhile.
  *
+ * The process's doorbell (SOFTHCA_UCTX_CAP_DOORBELL).  A context maps one
+ * struct softhca_ctx_doorbell, and each of its QPs has a slot in it
+ * (softhca_create_qp_resp.db_slot), unless there are too many.  When a
+ * send queue's doorbell is set, the provider sets its QP's bit in pending
+ * (an atomic OR), issues a full barrier and reads the context's doorbell:
+ * only when that is set too does it ring the QP, as above.  The kernel has
+ * one worker per context: it takes the bits (an atomic exchange per
+ * word), runs those QPs' send queues, and sets the context's doorbell
+ * when it is about to stop, then looks at pending once more.  So a
+ * process that posts to many QPs in turn rings once while the worker runs,
+ * not once per QP.  A bit set for a QP with nothing to do costs a look at
+ * its ring.
+ *
  * Arming (CQs).  The provider arms by writing a SOFTHCA_CQ_ARM_* value to
  * arm (solicited-only arming never overrides a pending NEXT arm), then
  * issues a full barrier before it polls again.  The kernel, after
@@ -83,6 +108,17 @@ enum {
 };
 
 #define SOFTHCA_QUEUE_ENTRIES_OFFSET 128
+
+/* The process's doorbell: see above. */
+struct softhca_ctx_doorbell {
+	__u32 doorbell;		/* set by the kernel */
+	__u32 reserved[15];
+	/* bit (slot % 32) of word (slot / 32): set by the provider */
+	__u32 pending[];
+};
+
+/* softhca_create_qp_resp.db_slot of a QP without one */
+#define SOFTHCA_NO_SLOT 0xffffffffu
 
 /* Where a queue is mapped: an mmap offset on the uverbs file, and length. */
 struct softhca_queue_map {
@@ -229,10 +265,15 @@ struct softhca_create_cq_resp {
 	struct softhca_queue_map cq;
 };
 
-/* create_qp: no request; the response maps both work queues. */
+/*
+ * create_qp: no request; the response maps both work queues.  A kernel
+ * before SOFTHCA_UCTX_CAP_DOORBELL wrote only sq and rq.
+ */
 struct softhca_create_qp_resp {
 	struct softhca_queue_map sq;
 	struct softhca_queue_map rq;	/* length 0 when the QP uses an SRQ */
+	__u32 db_slot;		/* in the process's doorbell, or SOFTHCA_NO_SLOT */
+	__u32 reserved;
 };
 
 /*
