@@ -386,6 +386,7 @@ provider_tests() {
 	check integ/hostile-ring hostile_ring
 	check integ/wr-api "$guest_tests/wr-api" softhca0 1
 	check integ/send-stream "$guest_tests/send-stream" softhca0 1
+	check integ/qp-spread "$guest_tests/qp-spread" softhca0 1
 	check integ/odp-churn "$guest_tests/odp-churn" softhca0 1
 	check integ/flush-raw flush_raw
 	check integ/pyverbs-suite pyverbs

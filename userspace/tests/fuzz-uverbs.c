@@ -68,8 +68,8 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
 
-#include "rdma-core-private.h"
 #include "raw.h"
+#include "softhca.h"
 #include "tap.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -91,7 +91,7 @@ static const int nslots[K_N] = { NPD, NCQ, NQP, NSRQ, NMR, NAH, NMW };
 #define MAX_SGE 64
 
 /* The op table's newest version: what an operation added later adds. */
-#define TABLE 3
+#define TABLE 4
 static int table = TABLE;
 
 /* Answer classes: one bit per errno a call may be answered with. */
@@ -1398,6 +1398,32 @@ static void op_scribble(void)
 	answer(err, REFUSED);
 }
 
+/*
+ * Random writes over the process's doorbell page (the provider's mapping
+ * of it): its word, and the bits of slots with a QP and without; then a
+ * bare QP's doorbell, which wakes the worker that reads them.
+ */
+static void op_scribble_db(void)
+{
+	const struct softhca_context *sctx = to_sctx(F.ctx);
+	uint32_t *w = (uint32_t *)sctx->db;
+	int n = 1 + rnd(8), i, s, err = 0;
+	uint64_t x;
+
+	if (!w)
+		return;
+	for (i = 0; i < n; i++) {
+		x = next(&F.rng);
+		w[(x >> 8) % (sctx->db_len / 4)] = x & 1 ? 0xffffffffu :
+							 (uint32_t)(x >> 32);
+	}
+	s = pick(K_QP, 1);
+	begin("scribble the doorbell page, %d writes", n);
+	if (s >= 0 && F.qp[s].is_raw)
+		err = raw_doorbell(F.qp[s].qp);
+	answer(err, REFUSED);
+}
+
 /* --- Garbage commands --------------------------------------------------- */
 
 /* A write() command of any number and size; its handles name nothing. */
@@ -1741,6 +1767,7 @@ static const struct {
 	{ op_garbage_write, 3, 1 }, { op_garbage_ioctl, 3, 1 },
 	{ op_mcast, 3, 2 }, { op_advise_mr, 3, 2 },
 	{ op_alloc_mw, 2, 3 }, { op_bind_mw, 4, 3 },
+	{ op_scribble_db, 3, 4 },
 };
 
 static int op_weight(size_t i)

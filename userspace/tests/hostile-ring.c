@@ -4,7 +4,8 @@
  * CQs and RC QPs with the bare uverbs commands, maps their rings itself
  * (softhca-abi.h) and writes into them what no provider would: unknown
  * opcodes, absurd SGE counts, bad keys, producer and consumer indices out
- * of range, random bytes over whole rings while the engine runs.  Each
+ * of range, random bytes over whole rings and over the process's doorbell
+ * page while the engine runs.  Each
  * case checks that the kernel answers as the IBA has it (an error
  * completion, the QP in error, an affiliated async event) and that only
  * this process's objects are hurt: the caller runs another process's
@@ -22,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rdma-core-private.h"
 #include "raw.h"
+#include "softhca.h"
 #include "tap.h"
 
 static void check(const char *what, int ok)
@@ -74,19 +75,28 @@ static void bad_send(struct pair *p, const char *what, uint8_t opcode,
 
 static volatile int chaos_stop;
 
-/* Random bytes over every ring of the pair, control blocks included. */
+/*
+ * Random bytes over every ring of the pair, control blocks included, and
+ * over the process's doorbell page (the provider's mapping of it): its
+ * word and its slots' bits, the pair's QPs' among them.
+ */
 static void *chaos(void *arg)
 {
 	struct pair *p = arg;
 	struct ring *rings[] = { &p->cqr, &p->sq[0], &p->sq[1], &p->rq[0],
 				 &p->rq[1] };
-	unsigned int seed = 1;
+	const struct softhca_context *sctx = to_sctx(p->ctx);
+	unsigned int seed = 1, n = sctx->db ? 6 : 5, pick;
+	uint32_t *word;
 
 	while (!chaos_stop) {
-		struct ring *r = rings[rand_r(&seed) % 5];
-		uint32_t *word = (uint32_t *)r->ctrl +
-				 rand_r(&seed) % (r->map.length / 4);
-
+		pick = rand_r(&seed) % n;
+		if (pick == 5)
+			word = (uint32_t *)sctx->db +
+			       rand_r(&seed) % (sctx->db_len / 4);
+		else
+			word = (uint32_t *)rings[pick]->ctrl +
+			       rand_r(&seed) % (rings[pick]->map.length / 4);
 		*word = rand_r(&seed);
 	}
 	return NULL;
