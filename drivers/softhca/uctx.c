@@ -42,6 +42,12 @@
 
 static_assert(sizeof(struct softhca_ctx_doorbell) == 64);
 
+/*
+ * Passes a run of the worker makes while slots are marked, before it
+ * requeues itself behind other work.
+ */
+#define SHCA_UCTX_PASSES 16
+
 /* Words of the bitmaps that hold a slot given out. */
 static u32 shca_uctx_words(const struct shca_ucontext *uc)
 {
@@ -107,12 +113,15 @@ static void shca_uctx_work(struct work_struct *work)
 {
 	struct shca_ucontext *uc = container_of(work, struct shca_ucontext,
 						work);
-	u32 taken = 0;
-	bool more;
+	u32 taken = 0, n;
+	bool more = true;
 
 	mutex_lock(&uc->run_lock);
-	shca_uctx_pass(uc, &taken);
-	more = shca_uctx_marked(uc) || shca_uctx_sleep(uc);
+	for (n = 0; n < SHCA_UCTX_PASSES && more; n++) {
+		shca_uctx_pass(uc, &taken);
+		more = shca_uctx_marked(uc);
+	}
+	more = more || shca_uctx_sleep(uc);
 	shca_engine_count_run(&uc->runs, taken, more);
 	mutex_unlock(&uc->run_lock);
 	if (more)
