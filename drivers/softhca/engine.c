@@ -1026,7 +1026,8 @@ static void shca_qp_run(struct shca_qp *qp, bool doorbell)
 		shca_engine_kick_rx(qp);
 	at = q->cons + qp->req.taken;
 	more = shca_engine_run(qp);
-	if (doorbell && qp->ibqp.uobject)
+	/* A QP with a slot in its process's doorbell counts there. */
+	if (doorbell && qp->ibqp.uobject && !qp->uctx)
 		shca_engine_count_run(&qp->req.runs,
 				      q->cons + qp->req.taken - at, more);
 	if (more)
@@ -1063,7 +1064,7 @@ static void shca_qp_run(struct shca_qp *qp, bool doorbell)
 bool shca_engine_run_user(struct shca_qp *qp, u32 *taken)
 {
 	struct shca_queue *q = &qp->sq.queue;
-	bool again = false;
+	bool more, again;
 	u32 at, n;
 
 	if (!mutex_trylock(&qp->engine_lock)) {
@@ -1071,13 +1072,12 @@ bool shca_engine_run_user(struct shca_qp *qp, u32 *taken)
 		return false;
 	}
 	at = q->cons + qp->req.taken;
-	if (shca_engine_run_for(qp, SHCA_ENGINE_SHARED_BUDGET)) {
-		n = q->cons + qp->req.taken - at;
-		again = n >= SHCA_ENGINE_BATCH;
-		if (!again)
-			shca_engine_kick(qp);
-	}
-	*taken += q->cons + qp->req.taken - at;
+	more = shca_engine_run_for(qp, SHCA_ENGINE_SHARED_BUDGET);
+	n = q->cons + qp->req.taken - at;
+	*taken += n;
+	again = more && n >= SHCA_ENGINE_BATCH;
+	if (more && !again)
+		shca_engine_kick(qp);
 	mutex_unlock(&qp->engine_lock);
 	return again;
 }

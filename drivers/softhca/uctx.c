@@ -142,9 +142,8 @@ int shca_uctx_init(struct shca_ucontext *uc,
 	struct rdma_user_mmap_entry *entry;
 	int ret = -ENOMEM;
 
-	uc->db_slots = SHCA_UCTX_SLOTS;
 	uc->again = shca_fault() ? NULL :
-		kcalloc(DIV_ROUND_UP(uc->db_slots, 32), sizeof(*uc->again),
+		kcalloc(DIV_ROUND_UP(SHCA_UCTX_SLOTS, 32), sizeof(*uc->again),
 			GFP_KERNEL_ACCOUNT);
 	if (!uc->again)
 		return -ENOMEM;
@@ -166,7 +165,7 @@ int shca_uctx_init(struct shca_ucontext *uc,
 	resp->caps |= SOFTHCA_UCTX_CAP_DOORBELL;
 	resp->db_offset = rdma_user_mmap_get_offset(entry);
 	resp->db_length = SHCA_UCTX_DB_SIZE;
-	resp->db_slots = uc->db_slots;
+	resp->db_slots = SHCA_UCTX_SLOTS;
 	return 0;
 
 err_free_db:
@@ -215,7 +214,7 @@ int shca_uctx_qp_add(struct shca_qp *qp, struct ib_udata *udata)
 	xa_lock(&uc->qps);
 	ret = shca_fault() ? -ENOMEM :
 		__xa_alloc(&uc->qps, &slot, qp,
-			   XA_LIMIT(0, uc->db_slots - 1), GFP_KERNEL);
+			   XA_LIMIT(0, SHCA_UCTX_SLOTS - 1), GFP_KERNEL);
 	if (!ret && slot >= uc->slots_hi)
 		WRITE_ONCE(uc->slots_hi, slot + 1);
 	xa_unlock(&uc->qps);

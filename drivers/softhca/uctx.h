@@ -23,7 +23,6 @@ struct shca_ucontext {
 	/* The doorbell page; its mmap entry frees it. */
 	struct softhca_ctx_doorbell *db;
 	struct rdma_user_mmap_entry *db_entry;
-	u32 db_slots;
 	/* Slots the kernel marked itself: doorbells rung, runs left over. */
 	atomic_t *again;
 	/* QPs by slot, an allocating xarray; @slots_hi under its lock. */
