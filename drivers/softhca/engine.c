@@ -18,9 +18,10 @@
  * QP's poster needs no doorbell system call while the engine runs (the
  * doorbell protocol of softhca-abi.h); where the worker has no CPU of its
  * own, its runs show it, and the doorbell runs the engine in the system
- * call (shca_engine_doorbell_here()).  A user QP's doorbell goes to the
- * worker of its process's doorbell (uctx.c), which runs the QPs the
- * process posted to one after another, a short run each
+ * call (shca_engine_doorbell_here()), or, for a process whose doorbells
+ * come as a stream, the worker polls it (uctx.c).  A user QP's doorbell
+ * goes to the worker of its process's doorbell (uctx.c), which runs the
+ * QPs the process posted to one after another, a short run each
  * (shca_engine_run_user()); a QP with more bytes than that goes on in
  * its own work.  A kernel QP whose consumer busy-polls a CQ of it
  * (shca_cq_spinning()) waits for each completion on its own CPU, and
@@ -981,12 +982,6 @@ static bool shca_rx_run(struct shca_qp *qp)
 	return more;
 }
 
-/*
- * A worker's run that took at most this many WQEs of a process's send
- * queues and left nothing to do is small: the process posts no faster than
- * the worker takes, and each post of the next rings the doorbell again.
- */
-#define SHCA_RUN_SMALL 2
 /* Small runs in a row from which a doorbell runs in its system call. */
 #define SHCA_SMALL_RUNS_HERE 8
 /* One doorbell in this many goes to the worker even so. */
@@ -1009,6 +1004,19 @@ void shca_engine_count_run(struct shca_runs *runs, u32 taken, bool more)
 	if (taken <= SHCA_RUN_SMALL && !more)
 		n = min(runs->small + 1, SHCA_SMALL_RUNS_HERE);
 	WRITE_ONCE(runs->small, n);
+}
+
+/**
+ * shca_engine_runs_small() - whether a worker's last runs were all small
+ * @runs: the worker's counts
+ *
+ * Context: any.
+ * Return: true after SHCA_SMALL_RUNS_HERE small runs in a row: the
+ * worker has no CPU of its own while the process posts.
+ */
+bool shca_engine_runs_small(const struct shca_runs *runs)
+{
+	return READ_ONCE(runs->small) >= SHCA_SMALL_RUNS_HERE;
 }
 
 /*
@@ -1283,7 +1291,7 @@ void shca_engine_sync(struct shca_qp *qp)
  */
 bool shca_engine_doorbell_here(struct shca_runs *runs)
 {
-	if (READ_ONCE(runs->small) < SHCA_SMALL_RUNS_HERE)
+	if (!shca_engine_runs_small(runs))
 		return false;
 	return atomic_inc_return(&runs->rung_here) % SHCA_RING_WORKER_EVERY;
 }

@@ -31,6 +31,13 @@ struct shca_runs {
 	atomic_t rung_here;
 };
 
+/*
+ * A worker's run that took at most this many WQEs of a process's send
+ * queues and left nothing to do is small: the process posts no faster than
+ * the worker takes, and each post of the next rings the doorbell again.
+ */
+#define SHCA_RUN_SMALL 2
+
 int shca_engine_init(void);
 void shca_engine_destroy(void);
 
@@ -42,6 +49,7 @@ void shca_engine_sync(struct shca_qp *qp);
 bool shca_engine_doorbell_here(struct shca_runs *runs);
 void shca_engine_doorbell_user(struct shca_qp *qp);
 void shca_engine_count_run(struct shca_runs *runs, u32 taken, bool more);
+bool shca_engine_runs_small(const struct shca_runs *runs);
 bool shca_engine_run_user(struct shca_qp *qp, u32 *taken);
 void shca_engine_queue(struct work_struct *work);
 void shca_engine_flush(void);

@@ -240,7 +240,8 @@ static int shca_qp_user_doorbell(struct shca_qp *qp, bool send,
 				 bool has_wr)
 {
 	struct shca_queue *q;
-	bool here;
+	bool waits, here;
+	u64 start;
 
 	if (has_wr) {
 		ibdev_dbg_ratelimited(qp->ibqp.device,
@@ -258,8 +259,14 @@ static int shca_qp_user_doorbell(struct shca_qp *qp, bool send,
 	 * process posts on meanwhile without ringing again.
 	 */
 	shca_queue_wake(q);
-	here = send && (READ_ONCE(q->ctrl->poster_waits) ||
-			shca_engine_doorbell_here(shca_uctx_runs(qp)));
+	waits = send && READ_ONCE(q->ctrl->poster_waits);
+	if (send && !waits && shca_uctx_streams(qp)) {
+		trace_softhca_doorbell(qp->ibqp.device, qp->ibqp.qp_num, send,
+				       false);
+		shca_uctx_ring_later(qp);
+		return 0;
+	}
+	here = waits || (send && shca_engine_doorbell_here(shca_uctx_runs(qp)));
 	trace_softhca_doorbell(qp->ibqp.device, qp->ibqp.qp_num, send, here);
 	if (!here) {
 		/* Its process's worker runs it, in any state, or its own work. */
@@ -269,7 +276,9 @@ static int shca_qp_user_doorbell(struct shca_qp *qp, bool send,
 	}
 	/* As in shca_qp_doorbell(), but the run reads the state. */
 	smp_mb();
+	start = ktime_get_ns();
 	shca_engine_doorbell_user(qp);
+	shca_uctx_ran_here(qp, start);
 	return 0;
 }
 

@@ -168,6 +168,23 @@ TRACE_EVENT(softhca_doorbell_wanted,
 		      __entry->send ? "send" : "recv")
 );
 
+/*
+ * A run of a process's doorbell worker (uctx.c): the WQEs it took;
+ * @polls: it polls, its timer runs it again, rather than stop.
+ */
+TRACE_EVENT(softhca_uctx_run,
+	    TP_PROTO(const struct ib_device *ibdev, u32 taken, bool polls),
+	    TP_ARGS(ibdev, taken, polls),
+	    TP_STRUCT__entry(SHCA_TRACE_DEV
+			     __field(u32, taken)
+			     __field(bool, polls)),
+	    TP_fast_assign(shca_trace_dev_assign(ibdev);
+			   __entry->taken = taken;
+			   __entry->polls = polls;),
+	    TP_printk("%s took %u%s", __entry->dev, __entry->taken,
+		      __entry->polls ? " polls" : "")
+);
+
 /* A completion added to a CQ; @lost when the CQ had no room. */
 TRACE_EVENT(softhca_cqe,
 	    TP_PROTO(const struct ib_device *ibdev, u32 cqn, u32 qpn, u64 wr_id,

@@ -13,6 +13,11 @@
  * A QP with more small WQEs than a run takes is run again in the next
  * pass; one with more bytes goes on in its own work, beside the others.
  *
+ * A process that streams to a worker with no CPU of its own would still
+ * ring for a WQE or two at a time; its doorbells ask the worker to poll
+ * it instead (shca_uctx_streams()): the worker runs off a timer, and the
+ * process posts on with no system call while it does.
+ *
  * The page is the process's to write at any moment: a bit is only a hint
  * to look at the QP's ring, whose entries the engine checks as ever, and
  * a slot without a QP names nothing.  A process that sets bits for
@@ -26,6 +31,7 @@
  */
 
 #include <linux/bitops.h>
+#include <linux/hrtimer.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <rdma/uverbs_ioctl.h>
@@ -33,6 +39,7 @@
 #include "fault.h"
 #include "qp.h"
 #include "queue.h"
+#include "trace.h"
 #include "uctx.h"
 
 /* The doorbell page: one page, its header and the slots' bits. */
@@ -47,6 +54,21 @@ static_assert(sizeof(struct softhca_ctx_doorbell) == 64);
  * requeues itself behind other work.
  */
 #define SHCA_UCTX_PASSES 16
+
+/*
+ * How long after a run the worker looks at the slots again while it polls
+ * (shca_uctx_poll()).
+ */
+#define SHCA_UCTX_POLL_NS (50 * NSEC_PER_USEC)
+/* Runs in a row that took a WQE or two, after which polling stops. */
+#define SHCA_UCTX_POLL_MISSES 2
+/*
+ * A doorbell is quick when it comes within this many times the last
+ * doorbell run in its system call took, after the kernel asked for it.
+ */
+#define SHCA_UCTX_QUICK_TIMES 4
+/* Quick doorbells in a row from which a process streams. */
+#define SHCA_UCTX_QUICK 8
 
 /* Words of the bitmaps that hold a slot given out. */
 static u32 shca_uctx_words(const struct shca_ucontext *uc)
@@ -100,6 +122,7 @@ static bool shca_uctx_marked(struct shca_ucontext *uc)
  */
 static bool shca_uctx_sleep(struct shca_ucontext *uc)
 {
+	WRITE_ONCE(uc->asked_ns, ktime_get_ns());
 	WRITE_ONCE(uc->db->doorbell, 1);
 	/* Pairs with the provider's barrier between its bit and doorbell. */
 	smp_mb();
@@ -109,19 +132,60 @@ static bool shca_uctx_sleep(struct shca_ucontext *uc)
 	return true;
 }
 
+/*
+ * The worker polls a process that streams, whose doorbells asked for it
+ * (shca_uctx_ring_later()): while it does, it leaves the word clear, so
+ * that the process posts on without ringing, and a timer runs it again
+ * SHCA_UCTX_POLL_NS after each run, to take what was posted meanwhile in
+ * one run.  It stops after SHCA_UCTX_POLL_MISSES runs in a row that took
+ * a WQE or two: the process no longer streams.
+ *
+ * Context: the worker, under run_lock.
+ * Return: true when the worker polls (and does not stop).
+ */
+static bool shca_uctx_poll(struct shca_ucontext *uc, u32 taken)
+{
+	if (test_and_clear_bit(SHCA_UCTX_POLL_ASKED, &uc->flags)) {
+		uc->polling = true;
+		uc->misses = 0;
+	}
+	if (!uc->polling)
+		return false;
+	uc->misses = taken > SHCA_RUN_SMALL ? 0 : uc->misses + 1;
+	if (uc->misses >= SHCA_UCTX_POLL_MISSES) {
+		uc->polling = false;
+		return false;
+	}
+	hrtimer_start(&uc->poll, ns_to_ktime(SHCA_UCTX_POLL_NS),
+		      HRTIMER_MODE_REL);
+	return true;
+}
+
+static enum hrtimer_restart shca_uctx_poll_fire(struct hrtimer *timer)
+{
+	struct shca_ucontext *uc = container_of(timer, struct shca_ucontext,
+						poll);
+
+	shca_engine_queue(&uc->work);
+	return HRTIMER_NORESTART;
+}
+
 static void shca_uctx_work(struct work_struct *work)
 {
 	struct shca_ucontext *uc = container_of(work, struct shca_ucontext,
 						work);
 	u32 taken = 0, n;
-	bool more = true;
+	bool more = true, polls;
 
 	mutex_lock(&uc->run_lock);
 	for (n = 0; n < SHCA_UCTX_PASSES && more; n++) {
 		shca_uctx_pass(uc, &taken);
 		more = shca_uctx_marked(uc);
 	}
-	more = more || shca_uctx_sleep(uc);
+	polls = !more && shca_uctx_poll(uc, taken);
+	if (!more && !polls)
+		more = shca_uctx_sleep(uc);
+	trace_softhca_uctx_run(uc->ibuc.device, taken, polls);
 	shca_engine_count_run(&uc->runs, taken, more);
 	mutex_unlock(&uc->run_lock);
 	if (more)
@@ -161,6 +225,8 @@ int shca_uctx_init(struct shca_ucontext *uc,
 	xa_init_flags(&uc->qps, XA_FLAGS_ALLOC);
 	mutex_init(&uc->run_lock);
 	INIT_WORK(&uc->work, shca_uctx_work);
+	hrtimer_init(&uc->poll, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	uc->poll.function = shca_uctx_poll_fire;
 
 	resp->caps |= SOFTHCA_UCTX_CAP_DOORBELL;
 	resp->db_offset = rdma_user_mmap_get_offset(entry);
@@ -185,6 +251,12 @@ err_free_again:
  */
 void shca_uctx_destroy(struct shca_ucontext *uc)
 {
+	/* With no QP left, no doorbell asks the worker to poll again. */
+	mutex_lock(&uc->run_lock);
+	clear_bit(SHCA_UCTX_POLL_ASKED, &uc->flags);
+	uc->polling = false;
+	mutex_unlock(&uc->run_lock);
+	hrtimer_cancel(&uc->poll);
 	cancel_work_sync(&uc->work);
 	rdma_user_mmap_entry_remove(uc->db_entry);
 	xa_destroy(&uc->qps);
@@ -281,4 +353,82 @@ bool shca_uctx_ring(struct shca_qp *qp)
 	WRITE_ONCE(uc->db->doorbell, 0);
 	shca_engine_queue(&uc->work);
 	return true;
+}
+
+/**
+ * shca_uctx_streams() - whether a user QP's send doorbell is one of a
+ * stream
+ * @qp: the QP, whose poster did not wait on its peer before it rang
+ *
+ * A process whose posts come faster than the worker takes them rings for
+ * a WQE or two each time, once its worker has no CPU of its own (its
+ * runs are small; the doorbells then run in their system calls).  Its
+ * doorbells come soon after the kernel asked for them: within
+ * SHCA_UCTX_QUICK_TIMES times what a doorbell's run in its system call
+ * took, a measure of the host's speed.  After SHCA_UCTX_QUICK such
+ * doorbells in a row, the process streams, and its worker polls it
+ * (shca_uctx_ring_later()).  A process that rings now and then, however
+ * small its runs, does not stream: each of its doorbells runs at once.
+ *
+ * Context: process context (ib_uverbs' post_send).
+ */
+bool shca_uctx_streams(struct shca_qp *qp)
+{
+	struct shca_ucontext *uc = qp->uctx;
+	u8 quick = 0;
+	u64 gap;
+
+	if (qp->db_slot == SOFTHCA_NO_SLOT ||
+	    !shca_engine_runs_small(&uc->runs))
+		return false;
+	gap = ktime_get_ns() - READ_ONCE(uc->asked_ns);
+	if (gap < (u64)READ_ONCE(uc->here_ns) * SHCA_UCTX_QUICK_TIMES)
+		quick = min_t(u8, READ_ONCE(uc->quick) + 1, SHCA_UCTX_QUICK);
+	WRITE_ONCE(uc->quick, quick);
+	return quick >= SHCA_UCTX_QUICK;
+}
+
+/**
+ * shca_uctx_ran_here() - a user QP's doorbell ran the engine in its
+ * system call
+ * @qp: the QP
+ * @start: when the run began, ktime_get_ns()
+ *
+ * The engine asked the process to ring for what it posts next.
+ *
+ * Context: process context (ib_uverbs' post_send).
+ */
+void shca_uctx_ran_here(struct shca_qp *qp, u64 start)
+{
+	struct shca_ucontext *uc = qp->uctx;
+	u64 now = ktime_get_ns();
+
+	if (qp->db_slot == SOFTHCA_NO_SLOT)
+		return;
+	WRITE_ONCE(uc->here_ns, min_t(u64, now - start, U32_MAX));
+	WRITE_ONCE(uc->asked_ns, now);
+}
+
+/**
+ * shca_uctx_ring_later() - a streaming process's send doorbell: its
+ * worker polls
+ * @qp: the QP, with a slot (shca_uctx_streams()), whose WQEs were
+ * published before the call
+ *
+ * The worker runs SHCA_UCTX_POLL_NS later, rather than now, and takes
+ * what the process posted meanwhile with no further doorbell; then it
+ * polls (shca_uctx_poll()).
+ *
+ * Context: process context (ib_uverbs' post_send).
+ */
+void shca_uctx_ring_later(struct shca_qp *qp)
+{
+	struct shca_ucontext *uc = qp->uctx;
+
+	atomic_or(BIT(qp->db_slot % 32), &uc->again[qp->db_slot / 32]);
+	WRITE_ONCE(uc->db->doorbell, 0);
+	WRITE_ONCE(uc->quick, 0);
+	set_bit(SHCA_UCTX_POLL_ASKED, &uc->flags);
+	hrtimer_start(&uc->poll, ns_to_ktime(SHCA_UCTX_POLL_NS),
+		      HRTIMER_MODE_REL);
 }

@@ -8,6 +8,7 @@
 #ifndef SHCA_UCTX_H
 #define SHCA_UCTX_H
 
+#include <linux/hrtimer.h>
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -32,7 +33,19 @@ struct shca_ucontext {
 	struct mutex run_lock;
 	struct work_struct work;
 	struct shca_runs runs;
+	/* Whether a process streams (shca_uctx_streams()), in ns and counts. */
+	u64 asked_ns;			/* the kernel last asked it to ring */
+	u32 here_ns;			/* the last doorbell run in its call */
+	u8 quick;			/* doorbells in a row soon after */
+	/* Polling: SHCA_UCTX_POLL_ASKED; the rest under run_lock. */
+	unsigned long flags;
+	struct hrtimer poll;		/* runs the worker while it polls */
+	bool polling;
+	u8 misses;			/* small runs in a row while polling */
 };
+
+/* uc->flags: a streaming process's doorbell asked the worker to poll. */
+#define SHCA_UCTX_POLL_ASKED 0
 
 static inline struct shca_ucontext *to_shca_uctx(struct ib_ucontext *ibuc)
 {
@@ -46,5 +59,8 @@ int shca_uctx_qp_add(struct shca_qp *qp, struct ib_udata *udata);
 void shca_uctx_qp_del(struct shca_qp *qp);
 struct shca_runs *shca_uctx_runs(struct shca_qp *qp);
 bool shca_uctx_ring(struct shca_qp *qp);
+bool shca_uctx_streams(struct shca_qp *qp);
+void shca_uctx_ran_here(struct shca_qp *qp, u64 start);
+void shca_uctx_ring_later(struct shca_qp *qp);
 
 #endif /* SHCA_UCTX_H */

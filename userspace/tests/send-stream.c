@@ -3,10 +3,11 @@
  * send-stream DEVICE GID_INDEX: SENDs streamed from one thread to a QP
  * whose receiver busy-polls in another, as ib_send_bw does, every message
  * checked.  With both threads busy on a 2-vCPU guest the engine's worker
- * has no CPU of its own, and softhca's doorbells move between the worker
- * and the posting thread's system calls (shca_engine_doorbell_here()) as
- * the stream goes: in long bursts, one message at a time with pauses,
- * then in bursts again.  Whoever runs the engine, each message must
+ * has no CPU of its own, and softhca's doorbells move between the worker,
+ * the posting thread's system calls (shca_engine_doorbell_here()) and a
+ * worker that polls the stream off a timer (shca_uctx_streams()) as the
+ * stream goes: in long bursts, one message at a time with pauses, then
+ * in bursts again.  Whoever runs the engine, each message must
  * arrive once, in order, with its length and every byte as sent (1 to
  * 256 bytes, inline up to 64), and every completion must succeed.
  * TAP output; exit 0 when every check passed.

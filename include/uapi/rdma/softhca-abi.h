@@ -81,8 +81,10 @@ struct softhca_alloc_ucontext_resp {
  * word), runs those QPs' send queues, and sets the context's doorbell
  * when it is about to stop, then looks at pending once more.  So a
  * process that posts to many QPs in turn rings once while the worker runs,
- * not once per QP.  A bit set for a QP with nothing to do costs a look at
- * its ring.
+ * not once per QP.  A worker that polls a process that streams (it runs
+ * again after a short timer, taking what was posted meanwhile) has not
+ * stopped.  A bit set for a QP with nothing to do costs a look at its
+ * ring.
  *
  * Arming (CQs).  The provider arms by writing a SOFTHCA_CQ_ARM_* value to
  * arm (solicited-only arming never overrides a pending NEXT arm), then
