@@ -276,6 +276,12 @@ static int shca_qp_user_doorbell(struct shca_qp *qp, bool send,
 	}
 	/* As in shca_qp_doorbell(), but the run reads the state. */
 	smp_mb();
+	if (waits) {
+		/* The latency path: it reads no clock. */
+		shca_engine_doorbell_user(qp);
+		return 0;
+	}
+	/* A streaming poster's run is timed (shca_uctx_streams()). */
 	start = ktime_get_ns();
 	shca_engine_doorbell_user(qp);
 	shca_uctx_ran_here(qp, start);
