@@ -333,6 +333,16 @@ struct shca_runs *shca_uctx_runs(struct shca_qp *qp)
 	return &qp->uctx->runs;
 }
 
+/*
+ * A doorbell's QP is the worker's to run: marked where the process cannot
+ * reach, and the process told that the worker runs (it rings no more).
+ */
+static void shca_uctx_mark(struct shca_ucontext *uc, u32 slot)
+{
+	atomic_or(BIT(slot % 32), &uc->again[slot / 32]);
+	WRITE_ONCE(uc->db->doorbell, 0);
+}
+
 /**
  * shca_uctx_ring() - a user QP's send doorbell, for its process's worker
  * @qp: the QP, whose WQEs were published before the call
@@ -349,8 +359,7 @@ bool shca_uctx_ring(struct shca_qp *qp)
 
 	if (qp->db_slot == SOFTHCA_NO_SLOT)
 		return false;
-	atomic_or(BIT(qp->db_slot % 32), &uc->again[qp->db_slot / 32]);
-	WRITE_ONCE(uc->db->doorbell, 0);
+	shca_uctx_mark(uc, qp->db_slot);
 	shca_engine_queue(&uc->work);
 	return true;
 }
@@ -425,8 +434,7 @@ void shca_uctx_ring_later(struct shca_qp *qp)
 {
 	struct shca_ucontext *uc = qp->uctx;
 
-	atomic_or(BIT(qp->db_slot % 32), &uc->again[qp->db_slot / 32]);
-	WRITE_ONCE(uc->db->doorbell, 0);
+	shca_uctx_mark(uc, qp->db_slot);
 	WRITE_ONCE(uc->quick, 0);
 	set_bit(SHCA_UCTX_POLL_ASKED, &uc->flags);
 	hrtimer_start(&uc->poll, ns_to_ktime(SHCA_UCTX_POLL_NS),
