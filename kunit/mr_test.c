@@ -20,6 +20,7 @@
 #include "context.h"
 #include "dev.h"
 #include "fixture.h"
+#include "mem.h"
 #include "mr.h"
 
 SHCA_SUITE_FIXTURE(shca_mr_fx, "softhca_ktmr");
@@ -397,6 +398,58 @@ static void shca_mr_check_rules(struct kunit *test)
 	shca_mr_teardown(mf);
 }
 
+/*
+ * The requester's check of a send's SGEs (an empty one with no key, then
+ * two of the MR) leaves the cursor at the first with bytes, holding one
+ * reference on its MR, from which the copy reads the right bytes.  A
+ * list with a refused key anywhere leaves no reference behind.
+ */
+static void shca_mr_sgl_check_keeps_first(struct kunit *test)
+{
+	struct shca_mr_fixture *mf = shca_mr_setup(test);
+	struct shca_mr *mr = to_shca_mr(mf->mr);
+	u32 key = mf->mr->rkey;
+	struct softhca_sge sge[3];
+	struct shca_sgl sgl, dst;
+	unsigned int refs;
+	u8 out[16];
+	u64 iova;
+
+	shca_mr_setup_sg(test, mf);
+	shca_mr_map_fn(mf);
+	KUNIT_ASSERT_EQ(test, shca_mr_fast_reg(mr, key, 0), 0);
+	iova = mf->mr->iova;
+	memset(mf->region, 0x11, 8);
+	memset(mf->region + PAGE_SIZE, 0x22, 8);
+	sge[0] = (struct softhca_sge){ .lkey = 0 };
+	sge[1] = (struct softhca_sge){ .addr = iova, .length = 8, .lkey = key };
+	sge[2] = (struct softhca_sge){ .addr = iova + PAGE_SIZE, .length = 8,
+				       .lkey = key };
+	refs = kref_read(&mr->ref);
+
+	KUNIT_ASSERT_EQ(test, shca_sgl_init(&sgl, mf->dev, mf->pd, 0, false,
+					    sge, ARRAY_SIZE(sge)), 0);
+	KUNIT_EXPECT_EQ(test, shca_sgl_check(&sgl), 0);
+	KUNIT_EXPECT_EQ(test, sgl.i, 1);
+	KUNIT_EXPECT_PTR_EQ(test, sgl.mr, mr);
+	KUNIT_EXPECT_EQ(test, kref_read(&mr->ref), refs + 1);
+	shca_sgl_init_buf(&dst, out, sizeof(out));
+	KUNIT_EXPECT_EQ(test, shca_sgl_copy(&dst, &sgl, sizeof(out)), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(out, 0x11, 8));
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(out + 8, 0x22, 8));
+	shca_sgl_release(&sgl);
+	KUNIT_EXPECT_EQ(test, kref_read(&mr->ref), refs);
+
+	sge[2].lkey = ib_inc_rkey(key);
+	KUNIT_ASSERT_EQ(test, shca_sgl_init(&sgl, mf->dev, mf->pd, 0, false,
+					    sge, ARRAY_SIZE(sge)), 0);
+	KUNIT_EXPECT_EQ(test, shca_sgl_check(&sgl), -EACCES);
+	KUNIT_EXPECT_TRUE(test, sgl.bad);
+	KUNIT_EXPECT_NULL(test, sgl.mr);
+	KUNIT_EXPECT_EQ(test, kref_read(&mr->ref), refs);
+	shca_mr_teardown(mf);
+}
+
 /* Holds a lookup reference until deregistration unpublished the MR. */
 struct shca_mr_holder {
 	struct delayed_work work;
@@ -649,6 +702,7 @@ static struct kunit_case shca_mr_cases[] = {
 	KUNIT_CASE(shca_mr_refuses_bad_args),
 	KUNIT_CASE(shca_mr_lookup_by_full_key),
 	KUNIT_CASE(shca_mr_check_rules),
+	KUNIT_CASE(shca_mr_sgl_check_keeps_first),
 	KUNIT_CASE(shca_mr_dereg_waits_for_refs),
 	KUNIT_CASE_PARAM(shca_mr_async_in_atomic, shca_mr_ctx_gen_params),
 	KUNIT_CASE(shca_mr_async_reg_other_index),

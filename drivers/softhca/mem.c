@@ -796,24 +796,32 @@ static int shca_sgl_enter(struct shca_sgl *sgl)
  * @sgl: a cursor over an SGE list, not used yet
  *
  * For the requester, whose local protection errors must stop a message
- * before the responder sees any of it.
+ * before the responder sees any of it.  The SGEs are checked last to
+ * first, so that the cursor is left at the first one with bytes, entered:
+ * the copy that follows looks no key up again for a one-SGE message.
  *
- * Return: 0, or -EACCES (and @sgl->bad set).
+ * Return: 0, or -EACCES (and @sgl->bad set; the cursor holds no MR).
  */
 int shca_sgl_check(struct shca_sgl *sgl)
 {
+	u32 i = sgl->num_sge;
 	int ret = 0;
 
-	for (sgl->i = 0; sgl->i < sgl->num_sge && !ret; sgl->i++) {
-		if (!sgl->sge[sgl->i].length)
+	while (i-- && !ret) {
+		if (!sgl->sge[i].length)
 			continue;
-		ret = shca_sgl_enter(sgl);
 		shca_sgl_release(sgl);
+		sgl->i = i;
+		ret = shca_sgl_enter(sgl);
 	}
-	sgl->i = 0;
+	if (ret) {
+		shca_sgl_release(sgl);
+		sgl->i = 0;
+	}
 	sgl->bad = ret;
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_sgl_check);
 
 /**
  * shca_sgl_page() - the page under the cursor of an SGE list
