@@ -94,24 +94,6 @@ u32 shca_icrc_buf(const void *l3, unsigned int len, bool ipv6)
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_icrc_buf);
 
-/* __skb_checksum()'s callbacks, for a CRC-32 instead of the Internet's. */
-static __wsum shca_icrc_update(const void *p, int len, __wsum crc)
-{
-	return (__force __wsum)crc32_le((__force u32)crc, p, len);
-}
-
-/* @crc2 was seeded with 0: shift @crc over its @len bytes and add it. */
-static __wsum shca_icrc_combine(__wsum crc, __wsum crc2, int offset, int len)
-{
-	return (__force __wsum)crc32_le_combine((__force u32)crc,
-						(__force u32)crc2, len);
-}
-
-static const struct skb_checksum_ops shca_icrc_ops = {
-	.update = shca_icrc_update,
-	.combine = shca_icrc_combine,
-};
-
 /**
  * shca_icrc_skb() - the ICRC of a RoCEv2 packet in an skb
  * @skb: the packet; its bytes may be in the head, page fragments or the
@@ -128,12 +110,14 @@ static const struct skb_checksum_ops shca_icrc_ops = {
  * Return: the ICRC, which goes in the last 4 bytes least significant byte
  * first; 0 if @len does not fit (a caller bug, warned about).
  */
-u32 shca_icrc_skb(const struct sk_buff *skb, unsigned int l3_off,
+u32 shca_icrc_skb(struct sk_buff *skb, unsigned int l3_off,
 		  unsigned int len, bool ipv6)
 {
 	u8 h[SHCA_ICRC_HDRS_MAX] __aligned(8);
-	unsigned int hlen;
-	__wsum crc;
+	unsigned int hlen, rest, done = 0, n;
+	struct skb_seq_state seq;
+	const u8 *p;
+	u32 crc;
 
 	if (WARN_ON_ONCE(l3_off > skb->len || len > skb->len - l3_off) ||
 	    skb_copy_bits(skb, l3_off, h, 1))
@@ -141,9 +125,19 @@ u32 shca_icrc_skb(const struct sk_buff *skb, unsigned int l3_off,
 	hlen = shca_icrc_hdrs_len(h[0], len, ipv6);
 	if (!hlen || skb_copy_bits(skb, l3_off, h, hlen))
 		return 0;
-	crc = (__force __wsum)shca_icrc_hdrs(h, hlen, ipv6);
-	crc = __skb_checksum(skb, l3_off + hlen, len - hlen - SHCA_ICRC_LEN,
-			     crc, &shca_icrc_ops);
-	return ~(__force u32)crc;
+	crc = shca_icrc_hdrs(h, hlen, ipv6);
+	/*
+	 * A CRC goes on from where it stopped: piece by piece, as they lie.
+	 * A piece may run past the end asked for.
+	 */
+	rest = len - hlen - SHCA_ICRC_LEN;
+	skb_prepare_seq_read(skb, l3_off + hlen, l3_off + hlen + rest, &seq);
+	while (done < rest && (n = skb_seq_read(done, &p, &seq))) {
+		n = min(n, rest - done);
+		crc = crc32_le(crc, p, n);
+		done += n;
+	}
+	skb_abort_seq_read(&seq);
+	return ~crc;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_icrc_skb);
