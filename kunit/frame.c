@@ -346,21 +346,59 @@ void shca_frame_build(struct kunit *test, struct net_device *ndev,
 	shca_frame_fill(ndev, gid, pkt, payload, f);
 }
 
-/**
- * shca_frame_inject_room() - frames reach @ndev from the link, in big buffers
- * @test: the test
- * @ndev: the netdev that receives them
- * @f: the frames
- * @n: how many
- * @room: bytes of buffer each frame gets at least, as a driver that
- *	receives into large buffers gives them (their skbs' truesize)
- *
- * The frames go to one CPU's backlog in one go, so they go up the stack,
- * and reach their QP, in this order.
+/* @f in one linear buffer of @room bytes at least. */
+static struct sk_buff *shca_frame_skb(struct net_device *ndev,
+				      const struct shca_frame *f,
+				      unsigned int room)
+{
+	struct sk_buff *skb;
+
+	skb = __netdev_alloc_skb(ndev, max(f->len, room), GFP_KERNEL);
+	if (skb)
+		skb_put_data(skb, f->buf, f->len);
+	return skb;
+}
+
+/*
+ * @f as a NIC that receives into pages hands it up: the Ethernet and IP
+ * headers in the head, the rest in page fragments, the first of which
+ * ends inside the BTH, and the payload across the next ones.
  */
-void shca_frame_inject_room(struct kunit *test, struct net_device *ndev,
-			    const struct shca_frame *f, unsigned int n,
-			    unsigned int room)
+static struct sk_buff *shca_frame_skb_frags(struct net_device *ndev,
+					    const struct shca_frame *f)
+{
+	unsigned int at, n, i = 0;
+	struct sk_buff *skb;
+	struct page *page;
+
+	at = min_t(unsigned int, f->len,
+		   shca_frame_bth_off(f) - sizeof(struct udphdr));
+	skb = __netdev_alloc_skb(ndev, at, GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	skb_put_data(skb, f->buf, at);
+	for (; at < f->len; at += n) {
+		n = min_t(unsigned int, f->len - at,
+			  i ? PAGE_SIZE : sizeof(struct udphdr) + 4);
+		page = alloc_page(GFP_KERNEL);
+		if (!page) {
+			kfree_skb(skb);
+			return NULL;
+		}
+		memcpy(page_address(page), f->buf + at, n);
+		skb_add_rx_frag(skb, i++, page, 0, n, PAGE_SIZE);
+	}
+	return skb;
+}
+
+/*
+ * The frames go to one CPU's backlog in one go, so they go up the stack,
+ * and reach their QP, in this order.  @room: each in a linear buffer of
+ * that many bytes at least; 0: in page fragments.
+ */
+static void shca_frame_rx(struct kunit *test, struct net_device *ndev,
+			  const struct shca_frame *f, unsigned int n,
+			  unsigned int room)
 {
 	struct sk_buff_head q;
 	struct sk_buff *skb;
@@ -368,12 +406,12 @@ void shca_frame_inject_room(struct kunit *test, struct net_device *ndev,
 
 	__skb_queue_head_init(&q);
 	for (i = 0; i < n; i++) {
-		skb = __netdev_alloc_skb(ndev, max(f[i].len, room), GFP_KERNEL);
+		skb = room ? shca_frame_skb(ndev, &f[i], room) :
+		      shca_frame_skb_frags(ndev, &f[i]);
 		if (!skb) {
 			__skb_queue_purge(&q);
 			KUNIT_ASSERT_FAILURE(test, "no skb for frame %u", i);
 		}
-		skb_put_data(skb, f[i].buf, f[i].len);
 		skb->protocol = eth_type_trans(skb, ndev);
 		__skb_queue_tail(&q, skb);
 	}
@@ -383,11 +421,36 @@ void shca_frame_inject_room(struct kunit *test, struct net_device *ndev,
 	local_bh_enable();
 }
 
-/* shca_frame_inject_room(), each frame in a buffer of its own size. */
+/**
+ * shca_frame_inject_room() - frames reach @ndev from the link, in big buffers
+ * @test: the test
+ * @ndev: the netdev that receives them
+ * @f: the frames
+ * @n: how many
+ * @room: bytes of linear buffer each frame gets at least, as a driver
+ *	that receives into large buffers gives them (their skbs' truesize)
+ */
+void shca_frame_inject_room(struct kunit *test, struct net_device *ndev,
+			    const struct shca_frame *f, unsigned int n,
+			    unsigned int room)
+{
+	shca_frame_rx(test, ndev, f, n, max(room, 1U));
+}
+
+/**
+ * shca_frame_inject() - frames reach @ndev from the link
+ * @test: the test
+ * @ndev: the netdev that receives them
+ * @f: the frames
+ * @n: how many
+ *
+ * Each in page fragments (shca_frame_skb_frags()), so that every suite
+ * that injects frames has the device read its headers and payload there.
+ */
 void shca_frame_inject(struct kunit *test, struct net_device *ndev,
 		       const struct shca_frame *f, unsigned int n)
 {
-	shca_frame_inject_room(test, ndev, f, n, 0);
+	shca_frame_rx(test, ndev, f, n, 0);
 }
 
 /* UDP over IPv4 or IPv6, to the RoCEv2 port. */

@@ -4,7 +4,8 @@
  * link: a fake peer known to neighbour discovery (and, for a suite that
  * gives the netdev an IPv4 address, to ARP), Ethernet + IPv6 (or IPv4) +
  * UDP frames from it to the device, built and sealed with their ICRC and
- * given to the netdev's receive path, and the frames the device sent,
+ * given to the netdev's receive path (in page fragments, as a NIC that
+ * receives into pages gives them), and the frames the device sent,
  * taken from the netdev's capture and linearised; and the device's
  * counters of the frames it dropped.  A frame is IPv4 when its Ethernet
  * type says so, with a header of 20 bytes.

@@ -23,6 +23,7 @@
 
 #include <kunit/visibility.h>
 #include <linux/highmem.h>
+#include <linux/skbuff.h>
 #include <linux/mmu_notifier.h>
 
 #include "dev.h"
@@ -697,6 +698,23 @@ void shca_sgl_init_buf(struct shca_sgl *sgl, void *buf, u32 len)
 EXPORT_SYMBOL_IF_KUNIT(shca_sgl_init_buf);
 
 /**
+ * shca_sgl_init_skb() - a cursor over a received packet's bytes
+ * @sgl: the cursor, which reads them only
+ * @skb: the packet, with no frag list; it must outlive the cursor
+ * @off: where the bytes start, from @skb->data
+ * @len: how many there are
+ *
+ * The bytes may lie in @skb's head and page fragments: a packet is not
+ * made linear (allocated and copied again) to be read once.
+ */
+void shca_sgl_init_skb(struct shca_sgl *sgl, const struct sk_buff *skb,
+		       u32 off, u32 len)
+{
+	*sgl = (struct shca_sgl){ .skb = skb, .skb_off = off, .len = len };
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_sgl_init_skb);
+
+/**
  * shca_sgl_init_remote() - a cursor over a range named by an rkey
  * @sgl: the cursor
  * @range: the range (addr, length, and the rkey in lkey), which must
@@ -874,6 +892,39 @@ struct page *shca_sgl_page(struct shca_sgl *sgl, unsigned int *poff,
 	return page;
 }
 
+/* The bytes of a packet at the cursor: in its head, or in a fragment. */
+static void *shca_sgl_map_skb(struct shca_sgl *sgl, u32 *len)
+{
+	const struct skb_shared_info *shinfo = skb_shinfo(sgl->skb);
+	u32 at = sgl->skb_off + sgl->off, left = sgl->len - sgl->off;
+	u32 head = skb_headlen(sgl->skb), size, poff, room;
+	const skb_frag_t *frag;
+	unsigned int i;
+
+	if (at < head) {
+		*len = min(head - at, left);
+		return sgl->skb->data + at;
+	}
+	at -= head;
+	for (i = 0; i < shinfo->nr_frags; i++) {
+		frag = &shinfo->frags[i];
+		size = skb_frag_size(frag);
+		if (at >= size) {
+			at -= size;
+			continue;
+		}
+		/* A fragment may span the pages of a compound page. */
+		poff = skb_frag_off(frag) + at;
+		room = PAGE_SIZE - offset_in_page(poff);
+		*len = min3(size - at, left, room);
+		sgl->map = kmap_local_page(skb_frag_page(frag) +
+					   (poff >> PAGE_SHIFT));
+		return sgl->map + offset_in_page(poff);
+	}
+	sgl->bad = true;
+	return ERR_PTR(-EFAULT);
+}
+
 /**
  * shca_sgl_map() - map the bytes at the cursor
  * @sgl: the cursor
@@ -889,6 +940,11 @@ void *shca_sgl_map(struct shca_sgl *sgl, u32 *len)
 	unsigned int poff;
 	struct page *page;
 
+	if (sgl->skb) {
+		if (shca_sgl_overrun(sgl, 1))
+			return ERR_PTR(-EFAULT);
+		return shca_sgl_map_skb(sgl, len);
+	}
 	if (!sgl->sge) {
 		if (shca_sgl_overrun(sgl, 1))
 			return ERR_PTR(-EFAULT);

@@ -237,13 +237,13 @@ bool shca_roce_req_busy(struct shca_qp *qp);
 u32 shca_roce_req_una(struct shca_qp *qp);
 u64 shca_roce_req_rto(struct shca_qp *qp);
 void shca_roce_req_rx(struct shca_qp *qp, struct sk_buff *skb,
-		      const struct shca_pkt *pkt, const void *data);
+		      const struct shca_pkt *pkt, u32 data);
 void shca_roce_req_init(struct shca_qp *qp);
 void shca_roce_req_reset(struct shca_qp *qp);
 
 /* The RC and UC responder (roce_resp.c). */
 bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
-		       const void *data);
+		       struct shca_sgl *payload);
 bool shca_roce_resp_read(struct shca_qp *qp, u32 *budget);
 void shca_roce_resp_ack(struct shca_qp *qp);
 void shca_roce_resp_reset(struct shca_qp *qp);

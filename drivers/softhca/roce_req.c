@@ -606,7 +606,7 @@ static void shca_req_place(struct shca_qp *qp, struct shca_wire_slot *ws,
 		__skb_unlink(skb, &wr->resps);
 		cb = shca_read_cb(skb);
 		off = shca_psn_diff(cb->psn, ws->first) * pmtu;
-		shca_sgl_init_buf(&src, skb->data + cb->data, cb->len);
+		shca_sgl_init_skb(&src, skb, cb->data, cb->len);
 		if (ws->status == IB_WC_SUCCESS &&
 		    (shca_sgl_skip(msg->payload, off - at) ||
 		     shca_sgl_copy(msg->payload, &src, cb->len))) {
@@ -838,7 +838,7 @@ static void shca_req_atomic_ack(struct shca_qp *qp, const struct shca_pkt *pkt)
 
 /* A READ response: kept for placement if it is the next one. */
 static bool shca_req_read_resp(struct shca_qp *qp, struct sk_buff *skb,
-			       const struct shca_pkt *pkt, const void *data)
+			       const struct shca_pkt *pkt, u32 data)
 {
 	struct shca_wire_req *wr = &qp->roce->req;
 	u8 pos = shca_opcode_lookup(pkt->opcode)->pos;
@@ -878,7 +878,7 @@ static bool shca_req_read_resp(struct shca_qp *qp, struct sk_buff *skb,
 	}
 	cb = shca_read_cb(skb);
 	cb->psn = pkt->psn;
-	cb->data = (const u8 *)data - skb->data;
+	cb->data = data;
 	cb->len = pkt->paylen;
 	__skb_queue_tail(&wr->resps, skb);
 	shca_req_progress(qp, shca_psn_add(pkt->psn, 1));
@@ -892,7 +892,7 @@ static bool shca_req_read_resp(struct shca_qp *qp, struct sk_buff *skb,
  * @qp: the requester
  * @skb: the packet, its data at the UDP header; consumed
  * @pkt: its headers, parsed and checked
- * @data: its payload, in @skb
+ * @data: where its payload starts, from @skb->data
  *
  * An answer for no PSN from una to the highest one sent (an old one, a
  * duplicate, a forgery, or one for a PSN the window has not let go yet)
@@ -901,7 +901,7 @@ static bool shca_req_read_resp(struct shca_qp *qp, struct sk_buff *skb,
  * Context: the QP's engine.
  */
 void shca_roce_req_rx(struct shca_qp *qp, struct sk_buff *skb,
-		      const struct shca_pkt *pkt, const void *data)
+		      const struct shca_pkt *pkt, u32 data)
 {
 	struct shca_wire_req *wr = &qp->roce->req;
 

@@ -106,14 +106,12 @@ static u8 shca_rr_wr_opcode(u8 opcode)
 
 /* The packet as a message, for resp.c; its payload is @payload. */
 static void shca_rr_msg(struct shca_qp *qp, const struct shca_pkt *pkt,
-			const void *data, struct shca_sgl *payload,
-			struct shca_msg *msg)
+			struct shca_sgl *payload, struct shca_msg *msg)
 {
 	u8 op = shca_rr_wr_opcode(pkt->opcode);
 	bool atomic = op == IB_WR_ATOMIC_CMP_AND_SWP ||
 		      op == IB_WR_ATOMIC_FETCH_AND_ADD;
 
-	shca_sgl_init_buf(payload, (void *)data, pkt->paylen);
 	*msg = (struct shca_msg){
 		.qp_type = qp->ibqp.qp_type,
 		.opcode = op,
@@ -572,19 +570,18 @@ static enum shca_rr shca_rr_execute(struct shca_qp *qp,
  * shca_roce_resp_rx() - a request packet reached an RC or UC QP
  * @qp: the responder, connected to the packet's source
  * @pkt: the packet's headers, parsed and checked
- * @data: its payload
+ * @payload: a cursor over its payload
  *
  * Context: the QP's engine.
  * Return: false when the QP takes no requests (its state).
  */
 bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
-		       const void *data)
+		       struct shca_sgl *payload)
 {
 	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	struct shca_wire_resp *rs = &qp->roce->resp;
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
-	struct shca_sgl payload;
 	struct shca_msg msg;
 	s32 d;
 
@@ -612,7 +609,7 @@ bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 		WRITE_ONCE(qp->resp.epsn, pkt->psn);
 	}
 	rs->nak_sent = false;
-	shca_rr_msg(qp, pkt, data, &payload, &msg);
+	shca_rr_msg(qp, pkt, payload, &msg);
 	switch (shca_rr_execute(qp, pkt, &msg)) {
 	case SHCA_RR_RNR:
 		shca_rr_nak(qp, SHCA_AETH_RNR_NAK,

@@ -97,24 +97,49 @@ static unsigned int shca_skb_bth_len(const struct sk_buff *skb)
 	return skb->len - sizeof(struct udphdr);
 }
 
+/*
+ * The ICRC @skb carries against the one of its bytes, from the IP header
+ * (in the head, in front of the data) on.
+ */
+static bool shca_roce_icrc_ok(struct sk_buff *skb)
+{
+	unsigned int l3 = -skb_network_offset(skb);
+	__le32 icrc;
+	bool ok;
+
+	if (skb_copy_bits(skb, skb->len - SHCA_ICRC_LEN, &icrc, sizeof(icrc)))
+		return false;
+	__skb_push(skb, l3);
+	ok = le32_to_cpu(icrc) == shca_icrc_skb(skb, 0, skb->len,
+						shca_skb_ipv6(skb));
+	__skb_pull(skb, l3);
+	return ok;
+}
+
 static enum shca_drop shca_roce_check(struct shca_dev *dev,
 				      struct sk_buff *skb,
 				      struct shca_pkt *pkt)
 {
-	unsigned int l3_len;
-	__le32 icrc;
+	unsigned int hdrs;
 
-	/* Packets are at most an MTU: one linear buffer is cheap. */
-	if (skb_linearize(skb))
-		return SHCA_DROP_NOMEM;
 	/* The ICRC covers the BTH: it must be there to check it. */
 	if (skb->len < sizeof(struct udphdr) + sizeof(struct shca_bth) +
 		       SHCA_ICRC_LEN)
 		return SHCA_DROP_TRUNCATED;
-	l3_len = skb_tail_pointer(skb) - skb_network_header(skb);
-	memcpy(&icrc, skb_tail_pointer(skb) - SHCA_ICRC_LEN, sizeof(icrc));
-	if (le32_to_cpu(icrc) != shca_icrc_buf(skb_network_header(skb), l3_len,
-					       shca_skb_ipv6(skb)))
+	/*
+	 * The headers in the head, for the parse; the payload stays where
+	 * the netdev put it (page fragments, as a NIC receives into pages),
+	 * and is read from there once.  A frag list is rare: made linear.
+	 */
+	if (!pskb_may_pull(skb, sizeof(struct udphdr) +
+				sizeof(struct shca_bth)))
+		return SHCA_DROP_NOMEM;
+	hdrs = shca_pkt_hdr_len(*shca_skb_bth(skb));
+	if (!pskb_may_pull(skb, min_t(unsigned int, skb->len,
+				      sizeof(struct udphdr) + hdrs)) ||
+	    (skb_has_frag_list(skb) && __skb_linearize(skb)))
+		return SHCA_DROP_NOMEM;
+	if (!shca_roce_icrc_ok(skb))
 		return SHCA_DROP_ICRC;
 	if (shca_pkt_parse(pkt, shca_skb_bth(skb), shca_skb_bth_len(skb)))
 		return pkt->drop;
@@ -301,10 +326,15 @@ static const u8 *shca_roce_rx_smac(struct shca_qp *qp,
 	return eth_hdr(skb)->h_source;
 }
 
+/* Where @pkt's payload starts, from the data of its skb. */
+static u32 shca_roce_rx_data(const struct shca_pkt *pkt)
+{
+	return sizeof(struct udphdr) + pkt->hdr_len;
+}
+
 static bool shca_roce_rx_ud(struct shca_qp *qp, struct sk_buff *skb,
 			    const struct shca_pkt *pkt)
 {
-	u8 *bth = shca_skb_bth(skb);
 	struct shca_sgl payload;
 	struct shca_av av = {};
 	struct shca_msg msg = {
@@ -322,7 +352,7 @@ static bool shca_roce_rx_ud(struct shca_qp *qp, struct sk_buff *skb,
 		.smac = shca_roce_rx_smac(qp, skb),
 	};
 
-	shca_sgl_init_buf(&payload, bth + pkt->hdr_len, pkt->paylen);
+	shca_sgl_init_skb(&payload, skb, shca_roce_rx_data(pkt), pkt->paylen);
 	shca_roce_rx_av(skb, &av);
 	return shca_resp_execute(qp, &msg) == SHCA_TX_DONE;
 }
@@ -357,21 +387,24 @@ static bool shca_roce_rx_answer(u8 opcode)
 static void shca_roce_rx_one(struct shca_qp *qp, struct sk_buff *skb)
 {
 	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
-	u8 *bth = shca_skb_bth(skb);
+	struct shca_sgl payload;
 	struct shca_pkt pkt;
 	bool ud, peer, done = false;
 
-	shca_pkt_parse(&pkt, bth, shca_skb_bth_len(skb));
+	shca_pkt_parse(&pkt, shca_skb_bth(skb), shca_skb_bth_len(skb));
 	ud = (pkt.opcode & SHCA_OPCODE_TRANSPORT) == SHCA_TRANSPORT_UD;
 	peer = !ud && shca_roce_rx_peer_ok(qp, skb, &pkt);
 	if (peer && shca_roce_rx_answer(pkt.opcode)) {
-		shca_roce_req_rx(qp, skb, &pkt, bth + pkt.hdr_len);
+		shca_roce_req_rx(qp, skb, &pkt, shca_roce_rx_data(&pkt));
 		return;
 	}
-	if (ud)
+	if (ud) {
 		done = shca_roce_rx_ud(qp, skb, &pkt);
-	else if (peer)
-		done = shca_roce_resp_rx(qp, &pkt, bth + pkt.hdr_len);
+	} else if (peer) {
+		shca_sgl_init_skb(&payload, skb, shca_roce_rx_data(&pkt),
+				  pkt.paylen);
+		done = shca_roce_resp_rx(qp, &pkt, &payload);
+	}
 	if (done) {
 		consume_skb(skb);
 		return;
