@@ -23,8 +23,8 @@
 
 #include <kunit/visibility.h>
 #include <linux/highmem.h>
-#include <linux/skbuff.h>
 #include <linux/mmu_notifier.h>
+#include <linux/skbuff.h>
 
 #include "dev.h"
 #include "mem.h"
