@@ -42,11 +42,31 @@ u32 shca_frame_icrc(const struct shca_frame *f)
 	return le32_to_cpu(icrc);
 }
 
+/*
+ * The ICRC of the RoCEv2 packet at @l3, @len bytes from its IP header to
+ * its end, ICRC included: the driver's own, over a linear copy in an skb.
+ * 0 and a warning if there is no memory for the copy (frames are sealed
+ * in atomic context too).
+ */
+u32 shca_frame_icrc_of(const void *l3, unsigned int len, bool ipv6)
+{
+	struct sk_buff *skb = alloc_skb(len, GFP_ATOMIC);
+	u32 icrc;
+
+	if (WARN_ON_ONCE(!skb))
+		return 0;
+	skb_put_data(skb, l3, len);
+	icrc = shca_icrc_skb(skb, 0, len, ipv6);
+	consume_skb(skb);
+	return icrc;
+}
+
 /* The ICRC the frame's headers and payload call for. */
 u32 shca_frame_want_icrc(const struct shca_frame *f)
 {
-	return shca_icrc_buf(shca_frame_ip6(f), f->len - SHCA_FRAME_IP_OFF,
-			     !shca_frame_is_v4(f));
+	return shca_frame_icrc_of(shca_frame_ip6(f),
+				  f->len - SHCA_FRAME_IP_OFF,
+				  !shca_frame_is_v4(f));
 }
 
 void shca_frame_seal(struct shca_frame *f)

@@ -91,6 +91,7 @@ static inline unsigned int shca_frame_bth_len(const struct shca_frame *f)
 
 bool shca_frame_is_roce(const struct shca_frame *f);
 u32 shca_frame_icrc(const struct shca_frame *f);
+u32 shca_frame_icrc_of(const void *l3, unsigned int len, bool ipv6);
 u32 shca_frame_want_icrc(const struct shca_frame *f);
 void shca_frame_seal(struct shca_frame *f);
 void shca_frame_cut(struct shca_frame *f, unsigned int len);

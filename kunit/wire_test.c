@@ -13,7 +13,7 @@
  * - each truncation of a valid packet is refused with its reason, parsed
  *   from a buffer of exactly that many bytes, so KASAN sees a read past it;
  * - the ICRC of three packets written out from Annex A17 and of two that
- *   rdma_rxe sent is reproduced, from a flat buffer and from an skb split
+ *   rdma_rxe sent is reproduced, from a linear skb and from an skb split
  *   between its head and page fragments at every offset; flipping a bit
  *   changes it unless the bit is in a field routers may rewrite.
  */
@@ -24,6 +24,7 @@
 #include <linux/skbuff.h>
 #include <linux/udp.h>
 
+#include "frame.h"
 #include "icrc.h"
 #include "wire.h"
 
@@ -716,7 +717,7 @@ static void shca_wire_icrc_known(struct kunit *test)
 {
 	const struct shca_wire_vec *v = test->param_value;
 
-	KUNIT_EXPECT_EQ(test, shca_icrc_buf(v->l3, v->len, v->ipv6), v->icrc);
+	KUNIT_EXPECT_EQ(test, shca_frame_icrc_of(v->l3, v->len, v->ipv6), v->icrc);
 	KUNIT_EXPECT_EQ(test, shca_wire_vec_icrc(v), v->icrc);
 }
 
@@ -783,7 +784,7 @@ static void shca_wire_icrc_variant(struct kunit *test)
 			masked = i >= v->len - SHCA_ICRC_LEN ||
 				 shca_wire_variant_bits(v, i) & BIT(bit);
 			p[i] ^= BIT(bit);
-			same = shca_icrc_buf(p, v->len, v->ipv6) == v->icrc;
+			same = shca_frame_icrc_of(p, v->len, v->ipv6) == v->icrc;
 			p[i] ^= BIT(bit);
 			KUNIT_EXPECT_EQ_MSG(test, same, masked,
 					    "byte %u bit %u", i, bit);

@@ -4,8 +4,8 @@
  *
  * The headers it covers (IP, UDP, BTH) are copied and their variant
  * fields set to ones in the copy; the CRC runs over the copy, then over
- * the rest of the packet where it lies: a flat buffer, or an skb's head
- * and page fragments.
+ * the rest of the packet where it lies: the skb's head, page fragments
+ * and frag list.
  */
 
 #include <linux/bug.h>
@@ -65,34 +65,6 @@ static u32 shca_icrc_hdrs(u8 *h, unsigned int hlen, bool ipv6)
 	bth->qpn |= cpu_to_be32(SHCA_BTH_RESV8A);
 	return crc32_le(crc32_le(~0U, lrh, sizeof(lrh)), h, hlen);
 }
-
-/**
- * shca_icrc_buf() - the ICRC of a RoCEv2 packet in a flat buffer
- * @l3: the packet's IP header
- * @len: bytes from @l3 to the end of the UDP payload, ICRC included
- * @ipv6: @l3 is an IPv6 header, else an IPv4 one
- *
- * @len must cover the IP and UDP headers, a BTH and the ICRC.
- *
- * Context: any.
- * Return: the ICRC, which goes in the last 4 bytes least significant byte
- * first; 0 if @len is too short (a caller bug, warned about).
- */
-u32 shca_icrc_buf(const void *l3, unsigned int len, bool ipv6)
-{
-	u8 h[SHCA_ICRC_HDRS_MAX] __aligned(8);
-	unsigned int hlen;
-	u32 crc;
-
-	hlen = len ? shca_icrc_hdrs_len(*(const u8 *)l3, len, ipv6) : 0;
-	if (!hlen)
-		return 0;
-	memcpy(h, l3, hlen);
-	crc = shca_icrc_hdrs(h, hlen, ipv6);
-	crc = crc32_le(crc, l3 + hlen, len - hlen - SHCA_ICRC_LEN);
-	return ~crc;
-}
-EXPORT_SYMBOL_IF_KUNIT(shca_icrc_buf);
 
 /**
  * shca_icrc_skb() - the ICRC of a RoCEv2 packet in an skb

@@ -18,7 +18,6 @@
 
 #include "wire.h"
 
-u32 shca_icrc_buf(const void *l3, unsigned int len, bool ipv6);
 u32 shca_icrc_skb(struct sk_buff *skb, unsigned int l3_off,
 		  unsigned int len, bool ipv6);
 
