@@ -2810,6 +2810,51 @@ static void shca_rcw_win_pace_forged(struct kunit *test)
 }
 
 /*
+ * The QP's packets the netdev has not freed, once they reach @n (or
+ * after 2 s); then @settle ms more, for any that would follow.
+ */
+static int shca_rcw_tx_queued(struct shca_rcw *w, int n, unsigned int settle)
+{
+	atomic_t *queued = &to_shca_qp(w->dp.qp[0])->roce->tx_queued;
+	unsigned long end = jiffies + 2 * HZ;
+
+	while (atomic_read(queued) != n && time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	msleep(settle);
+	return atomic_read(queued);
+}
+
+/*
+ * Packets the netdev holds (the capture keeps them, as a NIC's ring
+ * would) hold the requester back.  Of the 128 the congestion window lets
+ * go, 64 leave, and no more: 47 of them freed leave 17 queued and
+ * nothing follows; the 48th brings the count to 16, and 48 more leave.
+ * Each packet is the message's next; an ACK lets the last 32 go.
+ */
+static void shca_rcw_win_tx_queued(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_rcw_msg m = shca_rcw_pace_post(test, w);
+	const u32 held = SHCA_WIRE_TX_QUEUED - SHCA_WIRE_TX_RESUME - 1;
+
+	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_QUEUED, 100),
+			SHCA_WIRE_TX_QUEUED);
+	shca_rcw_expect_range(test, w, &m, 0, held, false);
+	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_RESUME + 1,
+						 100),
+			SHCA_WIRE_TX_RESUME + 1);
+	shca_rcw_expect_range(test, w, &m, held, held + 1, false);
+	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_QUEUED, 100),
+			SHCA_WIRE_TX_QUEUED);
+	shca_rcw_expect_range(test, w, &m, held + 1, 128, true);
+	shca_rcw_quiet(test, w);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(63));
+	shca_rcw_expect_range(test, w, &m, 128, SHCA_RCW_PACE, false);
+	shca_rcw_pace_done(test, w, &m);
+	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, 0, 0), 0);
+}
+
+/*
  * A loss halves the window, once per loss event.  Packet 10 lost: the
  * NAK goes back to it and 64 leave (10 to 73).  The same NAK again
  * changes nothing.  Packet 40 of that resend lost too: the same event,
@@ -3604,6 +3649,7 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_win_read_lost),
 	KUNIT_CASE(shca_rcw_win_pace),
 	KUNIT_CASE(shca_rcw_win_pace_forged),
+	KUNIT_CASE(shca_rcw_win_tx_queued),
 	KUNIT_CASE(shca_rcw_win_halve),
 	KUNIT_CASE(shca_rcw_win_slow_start),
 	KUNIT_CASE(shca_rcw_win_read_parts),

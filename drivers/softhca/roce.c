@@ -75,6 +75,10 @@ static int shca_roce_fill_res(struct sk_buff *msg, struct shca_qp *qp)
 		return -EMSGSIZE;
 	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
 		return 0;
+	if (qp->ibqp.qp_type == IB_QPT_RC &&
+	    rdma_nl_put_driver_u32(msg, "tx_queued",
+				   atomic_read(&qp->roce->tx_queued)))
+		return -EMSGSIZE;
 	if (rdma_nl_put_driver_u32_hex(msg, "una", wr->una) ||
 	    rdma_nl_put_driver_u32_hex(msg, "nxt", wr->nxt) ||
 	    rdma_nl_put_driver_u32(msg, "cwnd", wr->cwnd) ||

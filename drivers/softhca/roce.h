@@ -58,6 +58,13 @@ static inline enum shca_pos shca_pkt_pos(u32 i, u32 n)
 #define SHCA_WIRE_CWND_MIN 8
 /* A packet asks for an acknowledgment at least every so many PSNs. */
 #define SHCA_WIRE_ACK_EVERY 32
+/*
+ * An RC QP's packets queued below it (qdisc, the NIC's ring) before its
+ * requester stops sending, and the count at which it goes on
+ * (roce_tx.c).
+ */
+#define SHCA_WIRE_TX_QUEUED 64
+#define SHCA_WIRE_TX_RESUME 16
 
 /* What the wire said of the window, for the requester's engine. */
 enum shca_wire_verdict {
@@ -202,6 +209,8 @@ struct shca_wire_resp {
  * @rx_bytes: the memory they pin (their truesize), under @rx_pkts.lock
  * @req: RC: the requester's window on the wire (roce_req.c)
  * @resp: RC and UC: the responder of packets from the wire (roce_resp.c)
+ * @tx_queued: RC: packets sent and not yet freed by the layers below
+ * @tx_held: RC: the requester stopped for them, and waits for a kick
  *
  * Made with the QP (struct shca_transport's qp_init), which holds it as
  * struct shca_qp's roce; nothing but the RoCEv2 transport looks inside.
@@ -211,6 +220,8 @@ struct shca_roce_qp {
 	unsigned int rx_bytes;
 	struct shca_wire_req req;
 	struct shca_wire_resp resp;
+	atomic_t tx_queued;
+	bool tx_held;
 };
 
 enum shca_tx shca_roce_send(struct shca_qp *qp, struct shca_msg *msg);
@@ -221,6 +232,7 @@ void shca_roce_rx_purge(struct shca_qp *qp);
 /* Packet transmission, for the requester and the responder (roce_tx.c). */
 int shca_roce_xmit(struct shca_qp *qp, const struct shca_av *av,
 		   const struct shca_pkt *pkt, struct shca_sgl *src);
+bool shca_roce_tx_full(struct shca_qp *qp);
 
 /* The RC and UC requester (roce_req.c). */
 enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg);

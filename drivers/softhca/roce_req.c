@@ -225,7 +225,8 @@ static int shca_req_data(struct shca_qp *qp, struct shca_wire_slot *ws,
 		return -EFAULT;
 	for (; i < ws->npsn; i++, off += pkt.paylen) {
 		pkt.psn = shca_psn_add(ws->first, i);
-		if (shca_psn_diff(pkt.psn, stop) >= 0)
+		if (shca_psn_diff(pkt.psn, stop) >= 0 ||
+		    (transport == SHCA_TRANSPORT_RC && shca_roce_tx_full(qp)))
 			break;
 		pos = shca_pkt_pos(i, ws->npsn);
 		last = pos == SHCA_POS_LAST || pos == SHCA_POS_ONLY;
@@ -340,7 +341,8 @@ static bool shca_req_room(struct shca_qp *qp, const struct shca_msg *msg)
 	if (shca_req_rd_atomic_op(msg->opcode) && wr->rd_atomic >= rd_max)
 		return false;
 	return wr->nxt == qp->req.psn &&
-	       shca_psn_diff(wr->nxt, wr->una) < wr->cwnd;
+	       shca_psn_diff(wr->nxt, wr->una) < wr->cwnd &&
+	       !shca_roce_tx_full(qp);
 }
 
 /**
@@ -586,8 +588,9 @@ unsigned int shca_roce_req_need(struct shca_qp *qp,
 	    shca_psn_diff(shca_req_stop(wr), wr->nxt) <= 0)
 		return need;
 	/* A READ's next part once the last one's responses are in. */
-	if (ws->wr_opcode != IB_WR_RDMA_READ || !ws->asked ||
-	    wr->nxt == ws->first || wr->nxt == wr->una)
+	if ((ws->wr_opcode != IB_WR_RDMA_READ || !ws->asked ||
+	     wr->nxt == ws->first || wr->nxt == wr->una) &&
+	    !shca_roce_tx_full(qp))
 		need |= SHCA_WIRE_NEED_SEND;
 	return need;
 }

@@ -9,6 +9,17 @@
  * Every packet, whatever its service, leaves through shca_roce_xmit():
  * the RC and UC requester's (roce_req.c) and the responder's
  * acknowledgments and READ responses (roce_resp.c) too.
+ *
+ * Pacing.  An RC QP's packets are counted from the moment they are sent
+ * until the layers below free them: a NIC once it has put them on the
+ * wire, a qdisc that drops them, a veth as it hands them on.  Past
+ * SHCA_WIRE_TX_QUEUED the requester sends no more (shca_roce_tx_full()),
+ * and the packet that brings the count down to SHCA_WIRE_TX_RESUME runs
+ * its engine again.  So a window leaves at the pace the NIC takes it,
+ * not in one burst of up to SHCA_WIRE_WINDOW_PSNS packets that a full
+ * ring or socket (QEMU's user-space wire, say) drops the end of.  Each
+ * packet holds its QP until it is freed: a QP's destruction waits for
+ * its packets to leave.
  */
 
 #include <linux/skbuff.h>
@@ -144,6 +155,48 @@ static struct sk_buff *shca_roce_packet(struct shca_dev *dev,
 	return skb;
 }
 
+/* An RC packet left the layers below: see "Pacing" above. */
+static void shca_roce_tx_done(struct sk_buff *skb)
+{
+	struct shca_qp *qp = skb_shinfo(skb)->destructor_arg;
+	struct shca_roce_qp *roce = qp->roce;
+
+	if (atomic_dec_return(&roce->tx_queued) <= SHCA_WIRE_TX_RESUME &&
+	    READ_ONCE(roce->tx_held) && xchg(&roce->tx_held, false))
+		shca_engine_kick(qp);
+	shca_qp_put(qp);
+}
+
+/* Counts @skb among @qp's queued packets until the layers below free it. */
+static void shca_roce_tx_own(struct shca_qp *qp, struct sk_buff *skb)
+{
+	kref_get(&qp->ref);
+	atomic_inc(&qp->roce->tx_queued);
+	skb_shinfo(skb)->destructor_arg = qp;
+	skb->destructor = shca_roce_tx_done;
+}
+
+/**
+ * shca_roce_tx_full() - may an RC requester send no more for now?
+ * @qp: the requester
+ *
+ * Context: the engine.
+ * Return: true when SHCA_WIRE_TX_QUEUED of its packets are still queued
+ * below: the one that brings them down to SHCA_WIRE_TX_RESUME kicks its
+ * engine.
+ */
+bool shca_roce_tx_full(struct shca_qp *qp)
+{
+	struct shca_roce_qp *roce = qp->roce;
+
+	if (atomic_read(&roce->tx_queued) < SHCA_WIRE_TX_QUEUED)
+		return false;
+	WRITE_ONCE(roce->tx_held, true);
+	/* Against shca_roce_tx_done(): one of the two sees the other. */
+	smp_mb();
+	return atomic_read(&roce->tx_queued) >= SHCA_WIRE_TX_QUEUED;
+}
+
 /**
  * shca_roce_xmit() - send one packet of a QP
  * @qp: the QP it is from
@@ -173,6 +226,8 @@ int shca_roce_xmit(struct shca_qp *qp, const struct shca_av *av,
 		shca_count(dev, SHCA_CNT_TX_ERRORS);
 		return PTR_ERR(skb);
 	}
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		shca_roce_tx_own(qp, skb);
 	shca_net_xmit(dev, av,
 		      rdma_get_udp_sport(av->attr.grh.flow_label,
 					 qp->ibqp.qp_num, pkt->dqpn),
