@@ -25,7 +25,9 @@
  * SHCA_WIRE_WINDOW_PSNS; a loss halves it, once per loss event (the
  * PSNs sent when it was seen), and a timeout closes it to
  * SHCA_WIRE_CWND_MIN.  So what go-back-N resends per loss stays about
- * what the path holds, not what the window or the message does.
+ * what the path holds, not what the window or the message does.  Nor
+ * does anything leave while SHCA_WIRE_TX_QUEUED of the QP's packets wait
+ * below it (shca_roce_tx_full(), roce_tx.c): the netdev paces the window.
  *
  * Answers are packets for the QP, which its engine executes before it
  * runs the send queue (shca_roce_req_rx()).  The responder answers in
