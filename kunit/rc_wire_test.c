@@ -2855,6 +2855,38 @@ static void shca_rcw_win_tx_queued(struct kunit *test)
 }
 
 /*
+ * A READ's responses leave at the same pace: of the 160 a READ asks for,
+ * 64 leave and no more while the netdev holds them; 47 of them freed
+ * leave 17 queued, and nothing follows; the 48th brings the count to 16,
+ * and 48 more leave.  Taken as they come, the rest follow, each the
+ * memory's next bytes, and the packets after the READ run once it is
+ * answered.
+ */
+static void shca_rcw_resp_read_tx_queued(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	const u32 held = SHCA_WIRE_TX_QUEUED - SHCA_WIRE_TX_RESUME - 1;
+	const u32 len = SHCA_RCW_PACE * SHCA_RCW_MTU;
+	u8 *mem = shca_rcw_buf(test, len);
+	struct shca_rcw_msg m = shca_rcw_read_resps(shca_rcw_rq(0), mem, len);
+
+	shca_dp_fill(mem, len, 13);
+	shca_rcw_read_req(test, w, shca_rcw_rq(0), mem, len);
+	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_QUEUED, 100),
+			SHCA_WIRE_TX_QUEUED);
+	shca_rcw_expect_range(test, w, &m, 0, held, false);
+	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_RESUME + 1,
+						 100),
+			SHCA_WIRE_TX_RESUME + 1);
+	shca_rcw_expect_range(test, w, &m, held, held + 1, false);
+	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_QUEUED, 100),
+			SHCA_WIRE_TX_QUEUED);
+	shca_rcw_expect_msg(test, w, &m, held + 1);
+	shca_rcw_sync(test, w, shca_rcw_rq(SHCA_RCW_PACE), 1);
+	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, 0, 0), 0);
+}
+
+/*
  * A loss halves the window, once per loss event.  Packet 10 lost: the
  * NAK goes back to it and 64 leave (10 to 73).  The same NAK again
  * changes nothing.  Packet 40 of that resend lost too: the same event,
@@ -3512,8 +3544,10 @@ static s64 shca_rcw_wait_tx(struct kunit *test, struct shca_rcw *w, s64 tx0,
 
 /*
  * A READ of 3 MiB, answered over several runs of the engine, and a SEND
- * after it, injected together: the SEND completes once every READ
- * response has left, not before, and the FIRST carries the memory.
+ * after it, injected together: the SEND waits while the netdev holds the
+ * READ's first 64 responses, the FIRST carrying the memory, and completes
+ * once every response has left, the netdev then sending them as they
+ * come.
  */
 static void shca_rcw_resp_read_order(struct kunit *test)
 {
@@ -3543,20 +3577,25 @@ static void shca_rcw_resp_read_order(struct kunit *test)
 	shca_rcw_build(test, w, &send, chunk, &f[1]);
 	tx0 = shca_rcw_counter(test, w, SHCA_CNT_TX_PACKETS);
 	shca_frame_inject(test, w->ndev, f, 2);
+	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_QUEUED, 100),
+			SHCA_WIRE_TX_QUEUED);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+	shca_rcw_expect_pkt(test, w, &m, 0, &resp);
+	shca_test_netdev_capture(w->ndev, false);
 	KUNIT_ASSERT_EQ(test, shca_rcw_wc(test, w, 5, &wc), IB_WC_SUCCESS);
 	KUNIT_EXPECT_GE(test, shca_rcw_counter(test, w, SHCA_CNT_TX_PACKETS) -
 			tx0, n);
 	KUNIT_EXPECT_EQ(test, memcmp(dst, chunk, 16), 0);
-	shca_rcw_expect_pkt(test, w, &m, 0, &resp);
 }
 
 /*
- * A READ of 64 MiB, 65536 responses at a 1 KiB path MTU: modify_qp to
- * ERR while it is being answered returns after a run of the engine, not
- * after the whole READ (measured in responses sent, and in time, well
- * within the command queue's timeout); no response leaves after it, and
- * the command queue takes the next verbs (another QP, created and
- * modified).
+ * A READ of 64 MiB, 65536 responses at a 1 KiB path MTU, that the
+ * netdev sends as they come (no capture, so no pace holds them):
+ * modify_qp to ERR while it is being answered returns after a run of the
+ * engine, not after the whole READ (measured in responses sent, and in
+ * time, well within the command queue's timeout); no response leaves
+ * after it, and the command queue takes the next verbs (another QP,
+ * created and modified).
  */
 static void shca_rcw_resp_read_err(struct kunit *test)
 {
@@ -3580,6 +3619,7 @@ static void shca_rcw_resp_read_err(struct kunit *test)
 	mr = shca_rcw_big_mr(test, w, chunk, chunks);
 	shca_rcw_read_key(test, w, shca_rcw_rq(0), mr->iova, mr->length,
 			  mr->rkey, &f);
+	shca_test_netdev_capture(w->ndev, false);
 	tx0 = shca_rcw_counter(test, w, SHCA_CNT_TX_PACKETS);
 	shca_frame_inject(test, w->ndev, &f, 1);
 	KUNIT_ASSERT_GT(test, shca_rcw_wait_tx(test, w, tx0, 1), 0);
@@ -3650,6 +3690,7 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_win_pace),
 	KUNIT_CASE(shca_rcw_win_pace_forged),
 	KUNIT_CASE(shca_rcw_win_tx_queued),
+	KUNIT_CASE(shca_rcw_resp_read_tx_queued),
 	KUNIT_CASE(shca_rcw_win_halve),
 	KUNIT_CASE(shca_rcw_win_slow_start),
 	KUNIT_CASE(shca_rcw_win_read_parts),

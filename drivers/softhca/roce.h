@@ -164,15 +164,19 @@ struct shca_wire_res {
  * @active: responses remain to be sent
  * @psn: the PSN of the answer's first response
  * @n: its response packets
+ * @held: the netdev holds SHCA_WIRE_TX_QUEUED of the QP's packets: the
+ *	answer goes on when their frees kick the engine
  * @sent: those sent
  * @range: what it reads: address, length and rkey (in lkey)
  *
  * A READ of up to 2 GiB is answered across runs of the engine, a budget
- * of bytes at a time; the requests after it wait in the QP's packet
- * queue, to be executed in order once it is answered.
+ * of bytes at a time and at the netdev's pace, as the requester sends;
+ * the requests after it wait in the QP's packet queue, to be executed in
+ * order once it is answered.
  */
 struct shca_wire_read {
 	bool active;
+	bool held;
 	u32 psn;
 	u32 n;
 	u32 sent;
@@ -256,7 +260,15 @@ void shca_roce_req_reset(struct shca_qp *qp);
 /* The RC and UC responder (roce_resp.c). */
 bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 		       struct shca_sgl *payload);
-bool shca_roce_resp_read(struct shca_qp *qp, u32 *budget);
+
+/* What became of the READ being answered: see shca_roce_resp_read(). */
+enum shca_rr_read {
+	SHCA_RR_READ_DONE,
+	SHCA_RR_READ_MORE,
+	SHCA_RR_READ_HELD,
+};
+
+enum shca_rr_read shca_roce_resp_read(struct shca_qp *qp, u32 *budget);
 void shca_roce_resp_ack(struct shca_qp *qp);
 void shca_roce_resp_reset(struct shca_qp *qp);
 

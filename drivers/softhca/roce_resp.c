@@ -20,7 +20,8 @@
  *    executed twice;
  *  - a READ is answered across runs of the engine, a budget of bytes per
  *    run, so that no run (and no control verb waiting for engine_lock)
- *    waits for 2 GiB of responses; the packets after it wait their turn;
+ *    waits for 2 GiB of responses, and at the netdev's pace, as the
+ *    requester sends (roce_tx.c); the packets after it wait their turn;
  *  - a message with no receive WQE for it is RNR NAKed, with ePSN kept;
  *  - a refused request (opcode sequence, length, key, access) is NAKed
  *    and the QP goes to the error state, as resp.c has it;
@@ -372,7 +373,8 @@ static void shca_rr_read_send(struct shca_qp *qp, struct shca_sgl *target,
 	};
 
 	for (; rd->sent < rd->n; rd->sent++) {
-		if (!*budget)
+		rd->held = shca_roce_tx_full(qp);
+		if (!*budget || rd->held)
 			return;
 		resp.opcode = shca_read_resp_ops[shca_pkt_pos(rd->sent, rd->n)];
 		resp.psn = shca_psn_add(rd->psn, rd->sent);
@@ -416,20 +418,25 @@ static void shca_rr_read_answer(struct shca_qp *qp, u32 *budget)
  * of it; the requester's retry is a duplicate, answered if remembered.
  *
  * Context: the QP's engine, under engine_lock.
- * Return: true when no READ is left to answer: the next packet may run.
+ * Return: SHCA_RR_READ_DONE when no READ is left to answer: the next
+ * packet may run; SHCA_RR_READ_MORE when the budget ran out first;
+ * SHCA_RR_READ_HELD when the netdev's pace stopped it, to go on at the
+ * kick from the packets' frees.
  */
-bool shca_roce_resp_read(struct shca_qp *qp, u32 *budget)
+enum shca_rr_read shca_roce_resp_read(struct shca_qp *qp, u32 *budget)
 {
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	struct shca_wire_read *rd = &qp->roce->resp.read;
 
 	if (!rd->active)
-		return true;
+		return SHCA_RR_READ_DONE;
 	if (state >= IB_QPS_RTR && state <= IB_QPS_SQE)
 		shca_rr_read_answer(qp, budget);
 	else
 		rd->active = false;
-	return !rd->active;
+	if (!rd->active)
+		return SHCA_RR_READ_DONE;
+	return rd->held ? SHCA_RR_READ_HELD : SHCA_RR_READ_MORE;
 }
 
 /*

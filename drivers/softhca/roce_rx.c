@@ -418,17 +418,23 @@ static void shca_roce_rx_one(struct shca_qp *qp, struct sk_buff *skb)
  * @qp: the QP
  *
  * Context: the QP's engine (under engine_lock); process context.
- * Return: true when packets remain, or responses to a READ.
+ * Return: true when packets remain, or responses to a READ that the
+ * netdev's pace does not hold back.
  */
 bool shca_roce_rx_run(struct shca_qp *qp)
 {
 	u32 budget = SHCA_ENGINE_BUDGET;
+	enum shca_rr_read read;
 	struct sk_buff *skb;
 	unsigned int n;
 
-	/* A READ answered in part goes on; the packets after it wait. */
-	if (!shca_roce_resp_read(qp, &budget))
-		return true;
+	/*
+	 * A READ answered in part goes on, and the packets after it wait:
+	 * in the next run, or in the one the netdev's pace kicks.
+	 */
+	read = shca_roce_resp_read(qp, &budget);
+	if (read != SHCA_RR_READ_DONE)
+		return read == SHCA_RR_READ_MORE;
 	/* Most runs are a loopback QP's: no lock for an empty queue. */
 	if (skb_queue_empty_lockless(&qp->roce->rx_pkts))
 		return false;
@@ -437,8 +443,9 @@ bool shca_roce_rx_run(struct shca_qp *qp)
 		if (!skb)
 			break;
 		shca_roce_rx_one(qp, skb);
-		if (!shca_roce_resp_read(qp, &budget))
-			return true;
+		read = shca_roce_resp_read(qp, &budget);
+		if (read != SHCA_RR_READ_DONE)
+			return read == SHCA_RR_READ_MORE;
 	}
 	/* One acknowledgment for what the run executed. */
 	shca_roce_resp_ack(qp);

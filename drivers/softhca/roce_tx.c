@@ -13,13 +13,13 @@
  * Pacing.  An RC QP's packets are counted from the moment they are sent
  * until the layers below free them: a NIC once it has put them on the
  * wire, a qdisc that drops them, a veth as it hands them on.  Past
- * SHCA_WIRE_TX_QUEUED the requester sends no more (shca_roce_tx_full()),
- * and the packet that brings the count down to SHCA_WIRE_TX_RESUME runs
- * its engine again.  So a window leaves at the pace the NIC takes it,
- * not in one burst of up to SHCA_WIRE_WINDOW_PSNS packets that a full
- * ring or socket (QEMU's user-space wire, say) drops the end of.  Each
- * packet holds its QP until it is freed: a QP's destruction waits for
- * its packets to leave.
+ * SHCA_WIRE_TX_QUEUED the requester sends no more, nor the responder
+ * READ responses (shca_roce_tx_full()), and the packet that brings the
+ * count down to SHCA_WIRE_TX_RESUME runs its engine again.  So a window
+ * or a READ's answer leaves at the pace the NIC takes it, not in one
+ * burst that a full ring or socket (QEMU's user-space wire, say) drops
+ * the end of.  Each packet holds its QP until it is freed: a QP's
+ * destruction waits for its packets to leave.
  */
 
 #include <linux/skbuff.h>
@@ -177,8 +177,8 @@ static void shca_roce_tx_own(struct shca_qp *qp, struct sk_buff *skb)
 }
 
 /**
- * shca_roce_tx_full() - may an RC requester send no more for now?
- * @qp: the requester
+ * shca_roce_tx_full() - may an RC QP send no more for now?
+ * @qp: the requester, or the responder answering a READ
  *
  * Context: the engine.
  * Return: true when SHCA_WIRE_TX_QUEUED of its packets are still queued
