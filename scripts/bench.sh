@@ -19,7 +19,7 @@
 # between two guests of Debian's kernel over a wire (wire.sh --bench):
 # softhca against itself beside rdma_rxe against itself, N repetitions
 # interleaved, 5 at least, a table of the medians and lines "BENCH
-# wire_<name> ...".  Then, in one guest of Debian's
+# wire_<name> ...", the bandwidths' limit the wire's own rate.  Then, in one guest of Debian's
 # kernel, softhca between two network namespaces over a veth beside
 # softhca's loopback, 5 interleaved repetitions (netns.sh --bench):
 # "BENCH netns_<name> ns=<v> loop=<v> ratio=<ns/loop> unit=<u>".
@@ -122,7 +122,8 @@ peer_splat() {
 	say "bench: the splat above is in a peer's code, not softhca's (see $1)"
 }
 
-# The figures: name, unit, and the memcpy figure that limits it, if any.
+# The figures: name, unit, and the figure that limits it, if any: memcpy's
+# in one guest, the wire's own rate (wire-guest.sh's wire_cap) between two.
 # "lockdep": the debug kernel's, without the scaling and ULP figures;
 # "wire": wire.sh --bench's; "ulp": the ULP figures alone.
 figures() {
@@ -134,7 +135,8 @@ figures() {
 		return
 	fi
 	if [ "${1:-}" = wire ]; then
-		printf '%s\n' "write_bw_65536 MiB/s" "read_bw_65536 MiB/s" \
+		printf '%s\n' "write_bw_65536 MiB/s wire_cap_1024" \
+			"read_bw_65536 MiB/s wire_cap_1024" \
 			"send_lat_2_typ us" "send_lat_2_p99 us" \
 			"write_lat_2_typ us" "write_lat_2_p99 us"
 		return
@@ -183,9 +185,9 @@ lines=()
 # the BENCH lines go to $lines (a wire figure's name starts "wire_").
 table() {
 	local raw=$1 kind=${2:-} name unit limit_name sh rx sw lim r rs
-	local prefix='' bs br
+	local prefix='' bs br limit_dev=memcpy
 	if [ "$kind" = wire ]; then
-		prefix=wire_
+		prefix=wire_ limit_dev=wire
 		echo "RoCEv2 between two guests of Debian's kernel, each device against itself"
 	fi
 	if [ "$kind" = ulp ]; then
@@ -209,7 +211,8 @@ table() {
 		sh=$(median "$raw" softhca0 "$name")
 		rx=$(median "$raw" rxe0 "$name")
 		lim=
-		[ -z "${limit_name:-}" ] || lim=$(median "$raw" memcpy "$limit_name")
+		[ -z "${limit_name:-}" ] ||
+			lim=$(median "$raw" "$limit_dev" "$limit_name")
 		r=$(ratio "$sh" "$rx")
 		[ -n "$sh" ] && [ -n "$rx" ] || missing=$((missing + 1))
 		if [ -z "$kind" ] && [ -n "$baseline" ]; then

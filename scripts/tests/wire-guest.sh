@@ -102,9 +102,9 @@ brief_tests=$wire_brief_tests
 brief=${SOFTHCA_WIRE_BRIEF:-}
 
 # SOFTHCA_WIRE_BENCH=N (wire.sh --bench): figures rather than tests, N
-# repetitions.  softhca against itself, then rdma_rxe against itself,
-# over the same wire in the same run, N times in turn: bandwidth at
-# 64 KiB, latency at 2 bytes.  b writes each of its client's figures to
+# repetitions.  The wire's own rate (wire_cap), then softhca against
+# itself, then rdma_rxe against itself, over the same wire in the same
+# run, N times in turn: bandwidth at 64 KiB, latency at 2 bytes.  b writes each of its client's figures to
 # bench.raw in its directory, "DEV FIGURE VALUE", a line a repetition;
 # a reports each case as for the tests, NAME.R for repetition R.
 bench=${SOFTHCA_WIRE_BENCH:-}
@@ -444,6 +444,63 @@ run_case() {
 	fi
 }
 
+# pg FILE CMD...: pktgen commands, each written to FILE (/proc/net/pktgen).
+pg() {
+	local f=$1 c
+	shift
+	for c in "$@"; do
+		echo "$c" >"$f" || return 1
+	done
+}
+
+# wire_cap: the wire's own rate, the cap both devices' figures meet.  b's
+# pktgen sends frames of a RoCEv2 packet's size at a 1 KiB path MTU
+# (1,082 bytes: Ethernet, IPv4, UDP, BTH, 1,024 bytes of payload, ICRC)
+# as fast as its NIC takes them, to a's MAC and an address a does not
+# have, which a's stack drops without an answer; a counts the frames its
+# NIC received over 3 s in the middle of that.  b records the payload
+# they carry, in MiB/s, as the figure wire_cap_1024 of the device
+# "wire", the limit of bench.sh's wire table.
+wire_cap() {
+	local key=cap$run_tag stats p0 p1 t0 t1 rate pid
+	stats=/sys/class/net/$nic/statistics/rx_packets
+	if [ "$role" = a ]; then
+		post "$key.mac" "$(cat "/sys/class/net/$nic/address")"
+		await "$key.sending" || return
+		[ "$reply" = 0 ] || return 0
+		sleep 1
+		p0=$(<"$stats") t0=$(date +%s%N)
+		sleep 3
+		p1=$(<"$stats") t1=$(date +%s%N)
+		post "$key.rate" "$(awk -v n=$((p1 - p0)) -v t=$((t1 - t0)) \
+			'BEGIN { printf "%.2f", n * 1024 / (t / 1e9) / 1048576 }')"
+		await "$key.done"
+		return
+	fi
+	await "$key.mac" || return
+	if ! modprobe pktgen ||
+		! pg /proc/net/pktgen/kpktgend_0 rem_device_all \
+			"add_device $nic" ||
+		! pg "/proc/net/pktgen/$nic" "count 0" "pkt_size 1082" \
+			"delay 0" "dst 10.73.0.99" "dst_mac $reply" \
+			"udp_dst_min 4791" "udp_dst_max 4791"; then
+		echo "wire_cap$run_tag: no pktgen" | figures
+		post "$key.sending" 1
+		return
+	fi
+	echo start >/proc/net/pktgen/pgctrl &
+	pid=$!
+	post "$key.sending" 0
+	await "$key.rate"
+	rate=$reply
+	echo stop >/proc/net/pktgen/pgctrl
+	wait "$pid"
+	post "$key.done" 0
+	echo "wire_cap$run_tag: $rate MiB/s" | figures
+	[[ ! $rate =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+		echo "wire wire_cap_1024 $rate" >>"$mydir/bench.raw"
+}
+
 main() {
 	local n=0 r reps=${bench:-1} pair t
 	modprobe ib_uverbs
@@ -459,6 +516,7 @@ main() {
 	fi
 	for ((r = 1; r <= reps; r++)); do
 		[ "$reps" = 1 ] || run_tag=.$r
+		[ -z "$bench" ] || wire_cap
 		for pair in "${pairs[@]}"; do
 			for t in "${tests[@]}"; do
 				n=$((n + 1))
