@@ -2825,28 +2825,41 @@ static int shca_rcw_tx_queued(struct shca_rcw *w, int n, unsigned int settle)
 }
 
 /*
- * Packets the netdev holds (the capture keeps them, as a NIC's ring
- * would) hold the requester back.  Of the 128 the congestion window lets
- * go, 64 leave, and no more: 47 of them freed leave 17 queued and
- * nothing follows; the 48th brings the count to 16, and 48 more leave.
- * Each packet is the message's next; an ACK lets the last 32 go.
+ * @m's first packets leave at the pace of the netdev, which holds them
+ * (the capture keeps them, as a NIC's ring would): 64, and no more; 47 of
+ * them taken leave 17 queued, and nothing follows; the 48th brings the
+ * count to 16, and 48 more leave.  Each is @m's next.
+ * Return: the packets taken, 48.
+ */
+static u32 shca_rcw_expect_paced(struct kunit *test, struct shca_rcw *w,
+				 const struct shca_rcw_msg *m)
+{
+	const u32 held = SHCA_WIRE_TX_QUEUED - SHCA_WIRE_TX_RESUME - 1;
+
+	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_QUEUED, 100),
+			SHCA_WIRE_TX_QUEUED);
+	shca_rcw_expect_range(test, w, m, 0, held, false);
+	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_RESUME + 1,
+						 100),
+			SHCA_WIRE_TX_RESUME + 1);
+	shca_rcw_expect_range(test, w, m, held, held + 1, false);
+	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_QUEUED, 100),
+			SHCA_WIRE_TX_QUEUED);
+	return held + 1;
+}
+
+/*
+ * Packets the netdev holds hold the requester back: of the 128 the
+ * congestion window lets go, they leave as shca_rcw_expect_paced() has
+ * it; an ACK lets the last 32 go.
  */
 static void shca_rcw_win_tx_queued(struct kunit *test)
 {
 	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
 	struct shca_rcw_msg m = shca_rcw_pace_post(test, w);
-	const u32 held = SHCA_WIRE_TX_QUEUED - SHCA_WIRE_TX_RESUME - 1;
+	u32 taken = shca_rcw_expect_paced(test, w, &m);
 
-	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_QUEUED, 100),
-			SHCA_WIRE_TX_QUEUED);
-	shca_rcw_expect_range(test, w, &m, 0, held, false);
-	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_RESUME + 1,
-						 100),
-			SHCA_WIRE_TX_RESUME + 1);
-	shca_rcw_expect_range(test, w, &m, held, held + 1, false);
-	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_QUEUED, 100),
-			SHCA_WIRE_TX_QUEUED);
-	shca_rcw_expect_range(test, w, &m, held + 1, 128, true);
+	shca_rcw_expect_range(test, w, &m, taken, 128, true);
 	shca_rcw_quiet(test, w);
 	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(63));
 	shca_rcw_expect_range(test, w, &m, 128, SHCA_RCW_PACE, false);
@@ -2855,33 +2868,20 @@ static void shca_rcw_win_tx_queued(struct kunit *test)
 }
 
 /*
- * A READ's responses leave at the same pace: of the 160 a READ asks for,
- * 64 leave and no more while the netdev holds them; 47 of them freed
- * leave 17 queued, and nothing follows; the 48th brings the count to 16,
- * and 48 more leave.  Taken as they come, the rest follow, each the
- * memory's next bytes, and the packets after the READ run once it is
- * answered.
+ * A READ's 160 responses leave at the same pace (shca_rcw_expect_paced());
+ * taken as they come, the rest follow, each the memory's next bytes, and
+ * the packets after the READ run once it is answered.
  */
 static void shca_rcw_resp_read_tx_queued(struct kunit *test)
 {
 	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
-	const u32 held = SHCA_WIRE_TX_QUEUED - SHCA_WIRE_TX_RESUME - 1;
 	const u32 len = SHCA_RCW_PACE * SHCA_RCW_MTU;
 	u8 *mem = shca_rcw_buf(test, len);
 	struct shca_rcw_msg m = shca_rcw_read_resps(shca_rcw_rq(0), mem, len);
 
 	shca_dp_fill(mem, len, 13);
 	shca_rcw_read_req(test, w, shca_rcw_rq(0), mem, len);
-	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_QUEUED, 100),
-			SHCA_WIRE_TX_QUEUED);
-	shca_rcw_expect_range(test, w, &m, 0, held, false);
-	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_RESUME + 1,
-						 100),
-			SHCA_WIRE_TX_RESUME + 1);
-	shca_rcw_expect_range(test, w, &m, held, held + 1, false);
-	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_QUEUED, 100),
-			SHCA_WIRE_TX_QUEUED);
-	shca_rcw_expect_msg(test, w, &m, held + 1);
+	shca_rcw_expect_msg(test, w, &m, shca_rcw_expect_paced(test, w, &m));
 	shca_rcw_sync(test, w, shca_rcw_rq(SHCA_RCW_PACE), 1);
 	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, 0, 0), 0);
 }
