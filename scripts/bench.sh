@@ -19,9 +19,10 @@
 # between two guests of Debian's kernel over a wire (wire.sh --bench):
 # softhca against itself beside rdma_rxe against itself, N repetitions
 # interleaved, 5 at least, a table of the medians and lines "BENCH
-# wire_<name> ...", the bandwidths' limit the wire's own rate.  Then, in one guest of Debian's
-# kernel, softhca between two network namespaces over a veth beside
-# softhca's loopback, 5 interleaved repetitions (netns.sh --bench):
+# wire_<name> ...", the bandwidths' limit the wire's own rate.  Then, in
+# one guest of Debian's kernel, softhca between two network namespaces
+# over a veth beside softhca's loopback, 5 interleaved repetitions
+# (netns.sh --bench):
 # "BENCH netns_<name> ns=<v> loop=<v> ratio=<ns/loop> unit=<u>".
 # The kernel's ULPs (fio over NVMe-oF, NFS over RDMA) are among the
 # figures of Debian's kernel, and have a leg of their own on 6.12 when

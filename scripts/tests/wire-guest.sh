@@ -104,9 +104,10 @@ brief=${SOFTHCA_WIRE_BRIEF:-}
 # SOFTHCA_WIRE_BENCH=N (wire.sh --bench): figures rather than tests, N
 # repetitions.  The wire's own rate (wire_cap), then softhca against
 # itself, then rdma_rxe against itself, over the same wire in the same
-# run, N times in turn: bandwidth at 64 KiB, latency at 2 bytes.  b writes each of its client's figures to
-# bench.raw in its directory, "DEV FIGURE VALUE", a line a repetition;
-# a reports each case as for the tests, NAME.R for repetition R.
+# run, N times in turn: bandwidth at 64 KiB, latency at 2 bytes.  b
+# writes each of its client's figures to bench.raw in its directory,
+# "DEV FIGURE VALUE", a line a repetition; a reports each case as for
+# the tests, NAME.R for repetition R.
 bench=${SOFTHCA_WIRE_BENCH:-}
 if [ -n "$bench" ]; then
 	pairs=(softhca/softhca rxe/rxe)
