@@ -164,8 +164,6 @@ struct shca_wire_res {
  * @active: responses remain to be sent
  * @psn: the PSN of the answer's first response
  * @n: its response packets
- * @held: the netdev holds SHCA_WIRE_TX_QUEUED of the QP's packets: the
- *	answer goes on when their frees kick the engine
  * @sent: those sent
  * @range: what it reads: address, length and rkey (in lkey)
  *
@@ -176,7 +174,6 @@ struct shca_wire_res {
  */
 struct shca_wire_read {
 	bool active;
-	bool held;
 	u32 psn;
 	u32 n;
 	u32 sent;

@@ -358,9 +358,13 @@ drop:
 	shca_count_drop(to_shca_dev(qp->ibqp.device), SHCA_DROP_DUP_READ);
 }
 
-/* Sends READ responses until the READ is answered or @budget is spent. */
-static void shca_rr_read_send(struct shca_qp *qp, struct shca_sgl *target,
-			      u32 *budget)
+/*
+ * Sends READ responses until the READ is answered, @budget is spent or
+ * the netdev's pace holds them back.  Return: what stopped it.
+ */
+static enum shca_rr_read shca_rr_read_send(struct shca_qp *qp,
+					   struct shca_sgl *target,
+					   u32 *budget)
 {
 	struct shca_wire_read *rd = &qp->roce->resp.read;
 	u32 pmtu = shca_qp_pmtu(qp);
@@ -373,9 +377,10 @@ static void shca_rr_read_send(struct shca_qp *qp, struct shca_sgl *target,
 	};
 
 	for (; rd->sent < rd->n; rd->sent++) {
-		rd->held = shca_roce_tx_full(qp);
-		if (!*budget || rd->held)
-			return;
+		if (shca_roce_tx_full(qp))
+			return SHCA_RR_READ_HELD;
+		if (!*budget)
+			return SHCA_RR_READ_MORE;
 		resp.opcode = shca_read_resp_ops[shca_pkt_pos(rd->sent, rd->n)];
 		resp.psn = shca_psn_add(rd->psn, rd->sent);
 		resp.paylen = min(pmtu, rd->range.length - rd->sent * pmtu);
@@ -388,25 +393,29 @@ static void shca_rr_read_send(struct shca_qp *qp, struct shca_sgl *target,
 			cond_resched();
 	}
 	rd->active = false;
+	return SHCA_RR_READ_DONE;
 }
 
 /*
  * Answers the READ in progress from its memory, checked again at each
  * run: a key invalidated meanwhile ends the answer.
  */
-static void shca_rr_read_answer(struct shca_qp *qp, u32 *budget)
+static enum shca_rr_read shca_rr_read_answer(struct shca_qp *qp,
+					     u32 *budget)
 {
 	struct shca_wire_read *rd = &qp->roce->resp.read;
 	struct shca_msg msg = { .remote = rd->range };
+	enum shca_rr_read ret = SHCA_RR_READ_DONE;
 	struct shca_sgl target;
 
 	if (shca_resp_target(qp, &msg, &target, IB_ACCESS_REMOTE_READ)) {
 		rd->active = false;
 	} else {
 		shca_sgl_skip(&target, rd->sent * shca_qp_pmtu(qp));
-		shca_rr_read_send(qp, &target, budget);
+		ret = shca_rr_read_send(qp, &target, budget);
 	}
 	shca_sgl_release(&target);
+	return ret;
 }
 
 /**
@@ -431,12 +440,9 @@ enum shca_rr_read shca_roce_resp_read(struct shca_qp *qp, u32 *budget)
 	if (!rd->active)
 		return SHCA_RR_READ_DONE;
 	if (state >= IB_QPS_RTR && state <= IB_QPS_SQE)
-		shca_rr_read_answer(qp, budget);
-	else
-		rd->active = false;
-	if (!rd->active)
-		return SHCA_RR_READ_DONE;
-	return rd->held ? SHCA_RR_READ_HELD : SHCA_RR_READ_MORE;
+		return shca_rr_read_answer(qp, budget);
+	rd->active = false;
+	return SHCA_RR_READ_DONE;
 }
 
 /*
