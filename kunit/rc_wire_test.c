@@ -38,7 +38,8 @@
  * back; coalesced ACKs, and answers that imply one, complete them in
  * order; the loss of any packet of a window resends from it on; a timeout
  * resends from the first unacknowledged PSN; READs and atomics stay
- * within max_rd_atomic, and a fenced WQE waits for them.
+ * within max_rd_atomic, and a fenced WQE waits for them.  An answer and
+ * the peer's next request, come together, complete in that order.
  *
  * A few cases connect with a 1024-byte path MTU instead, for roce_tx.c's
  * zero copy: payloads of 512 bytes or more leave as page fragments, of
@@ -422,18 +423,26 @@ static u32 shca_rcw_segment(struct kunit *test, struct shca_rcw *w,
 	return n;
 }
 
-/* An acknowledgment (ACK or NAK) from the peer, injected. */
-static void shca_rcw_answer(struct kunit *test, struct shca_rcw *w,
-			    u8 syndrome, u32 psn)
+/* An acknowledgment (ACK or NAK) from the peer, as a frame. */
+static void shca_rcw_answer_frame(struct kunit *test, struct shca_rcw *w,
+				  u8 syndrome, u32 psn, struct shca_frame *f)
 {
 	struct shca_pkt pkt = {
 		.opcode = SHCA_OPCODE(RC, ACKNOWLEDGE),
 		.psn = psn,
 		.syndrome = syndrome,
 	};
+
+	shca_rcw_build(test, w, &pkt, NULL, f);
+}
+
+/* An acknowledgment (ACK or NAK) from the peer, injected. */
+static void shca_rcw_answer(struct kunit *test, struct shca_rcw *w,
+			    u8 syndrome, u32 psn)
+{
 	struct shca_frame f;
 
-	shca_rcw_build(test, w, &pkt, NULL, &f);
+	shca_rcw_answer_frame(test, w, syndrome, psn, &f);
 	shca_frame_inject(test, w->ndev, &f, 1);
 }
 
@@ -2886,6 +2895,97 @@ static void shca_rcw_resp_read_tx_queued(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, 0, 0), 0);
 }
 
+/* What answers the device's message, ahead of the peer's SEND. */
+struct shca_rcw_order_case {
+	const char *name;
+	bool read;		/* a READ, and its response; else a SEND, an ACK */
+};
+
+static const struct shca_rcw_order_case shca_rcw_order_cases[] = {
+	{ "ack", false },
+	{ "read-response", true },
+};
+
+static void shca_rcw_order_desc(const struct shca_rcw_order_case *c,
+				char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_rcw_order, shca_rcw_order_cases, shca_rcw_order_desc);
+
+/*
+ * @n frames reach the QP in one batch: queued while its engine is held,
+ * as a run in progress holds it.
+ */
+static void shca_rcw_inject_batch(struct kunit *test, struct shca_rcw *w,
+				  const struct shca_frame *f, u32 n)
+{
+	struct shca_qp *qp = to_shca_qp(w->dp.qp[0]);
+	unsigned long end = jiffies + 5 * HZ;
+
+	mutex_lock(&qp->engine_lock);
+	shca_frame_inject(test, w->ndev, f, n);
+	while (skb_queue_len_lockless(&qp->roce->rx_pkts) < n &&
+	       time_before(jiffies, end))
+		usleep_range(100, 1000);
+	KUNIT_EXPECT_EQ(test, skb_queue_len_lockless(&qp->roce->rx_pkts), n);
+	mutex_unlock(&qp->engine_lock);
+}
+
+/*
+ * The answer to the device's message (an ACK of its SEND, the response
+ * to its READ) and the peer's next SEND reach the QP in one batch: the
+ * message completes before the SEND's receive, on their one CQ, in the
+ * order the wire brought them (roce_rx.c), as ib_send_lat -e needs.  The
+ * receive and the READ hold the bytes sent, and the SEND is acknowledged.
+ */
+static void shca_rcw_answer_order(struct kunit *test)
+{
+	const struct shca_rcw_order_case *c = test->param_value;
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, false, 40);
+	u8 *local = shca_rcw_buf(test, 40), *remote = shca_rcw_buf(test, 40);
+	u8 *src = shca_rcw_buf(test, 8), *dst = shca_rcw_buf(test, 8);
+	struct shca_pkt pkt = {
+		.opcode = SHCA_OPCODE(RC, SEND_ONLY),
+		.psn = shca_rcw_rq(0),
+		.ackreq = true,
+		.paylen = 8,
+	};
+	struct shca_frame f[2];
+	struct ib_wc wc;
+
+	shca_dp_fill(remote, 40, 21);
+	shca_dp_fill(src, 8, 22);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 0x71, dst, 8), 0);
+	if (c->read) {
+		shca_rcw_post_read(test, w, local, 40, 0x70);
+		shca_rcw_expect_read_req(test, w, shca_rcw_sq(0), 0, 40);
+		m = shca_rcw_read_resps(shca_rcw_sq(0), remote, 40);
+		KUNIT_ASSERT_EQ(test, shca_rcw_segment(test, w, &m, f), 1);
+	} else {
+		shca_rcw_post(test, w, &m, 0x70);
+		shca_rcw_expect_msg(test, w, &m, 0);
+		shca_rcw_answer_frame(test, w, SHCA_RCW_ACK, shca_rcw_sq(0),
+				      &f[0]);
+	}
+	shca_rcw_build(test, w, &pkt, src, &f[1]);
+	shca_rcw_inject_batch(test, w, f, 2);
+
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x70, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode,
+			c->read ? IB_WC_RDMA_READ : IB_WC_SEND);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x71, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_RECV);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 8);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 8), 0);
+	if (c->read)
+		KUNIT_EXPECT_EQ(test, memcmp(local, remote, 40), 0);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(0), 1);
+	shca_rcw_quiet(test, w);
+}
+
 /*
  * A loss halves the window, once per loss event.  Packet 10 lost: the
  * NAK goes back to it and 64 leave (10 to 73).  The same NAK again
@@ -3691,6 +3791,7 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_win_pace_forged),
 	KUNIT_CASE(shca_rcw_win_tx_queued),
 	KUNIT_CASE(shca_rcw_resp_read_tx_queued),
+	KUNIT_CASE_PARAM(shca_rcw_answer_order, shca_rcw_order_gen_params),
 	KUNIT_CASE(shca_rcw_win_halve),
 	KUNIT_CASE(shca_rcw_win_slow_start),
 	KUNIT_CASE(shca_rcw_win_read_parts),

@@ -1020,7 +1020,9 @@ bool shca_engine_runs_small(const struct shca_runs *runs)
 }
 
 /*
- * A run of either work item: the packets received, then the queues.
+ * A run of either work item: the packets received, then the queues, so
+ * that what a batch's answers acknowledged completes before the next
+ * batch (struct shca_transport's @rx_run).
  * @doorbell: the send queue's item, whose runs a user QP counts.
  */
 static void shca_qp_run(struct shca_qp *qp, bool doorbell)

@@ -413,9 +413,35 @@ static void shca_roce_rx_one(struct shca_qp *qp, struct sk_buff *skb)
 	kfree_skb(skb);
 }
 
+/*
+ * Whether the packet queued next is a request (or anything but an
+ * answer).  Its headers were checked before it was queued.
+ */
+static bool shca_roce_rx_request_next(struct shca_qp *qp)
+{
+	struct sk_buff *skb;
+	unsigned long flags;
+	bool request;
+
+	spin_lock_irqsave(&qp->roce->rx_pkts.lock, flags);
+	skb = skb_peek(&qp->roce->rx_pkts);
+	request = skb && !shca_roce_rx_answer(shca_skb_bth(skb)[0]);
+	spin_unlock_irqrestore(&qp->roce->rx_pkts.lock, flags);
+	return request;
+}
+
 /**
  * shca_roce_rx_run() - execute a batch of the packets queued on a QP
  * @qp: the QP
+ *
+ * Answers complete the requester's WQEs in the engine's run of the send
+ * queue, which follows this one.  A batch therefore ends at an answer
+ * that a request follows: the request's completion (a receive, a WRITE
+ * with immediate) comes after those of the WQEs the answer acknowledged,
+ * in the order the wire brought them, as an HCA's do.  A consumer that
+ * waits for its SEND's completion and then for the peer's reply, with a
+ * send CQ as deep as its one SEND in flight (ib_send_lat -e), relies on
+ * it.  A run of answers, or of requests, is one batch.
  *
  * Context: the QP's engine (under engine_lock); process context.
  * Return: true when packets remain, or responses to a READ that the
@@ -427,6 +453,7 @@ bool shca_roce_rx_run(struct shca_qp *qp)
 	enum shca_rr_read read;
 	struct sk_buff *skb;
 	unsigned int n;
+	bool answer;
 
 	/*
 	 * A READ answered in part goes on, and the packets after it wait:
@@ -442,10 +469,13 @@ bool shca_roce_rx_run(struct shca_qp *qp)
 		skb = shca_roce_rx_dequeue(qp);
 		if (!skb)
 			break;
+		answer = shca_roce_rx_answer(shca_skb_bth(skb)[0]);
 		shca_roce_rx_one(qp, skb);
 		read = shca_roce_resp_read(qp, &budget);
 		if (read != SHCA_RR_READ_DONE)
 			return read == SHCA_RR_READ_MORE;
+		if (answer && shca_roce_rx_request_next(qp))
+			break;
 	}
 	/* One acknowledgment for what the run executed. */
 	shca_roce_resp_ack(qp);

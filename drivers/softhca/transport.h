@@ -193,7 +193,8 @@ struct shca_window_ops {
  * @qp_init: a new QP's state on this transport (process context, @gfp)
  * @qp_free: frees it; the QP's engine is stopped
  * @rx_run: executes a batch of what @qp received; returns true to run
- *	again
+ *	again.  The engine runs the send queue (the window's answered
+ *	messages complete there) after each batch, before the next
  * @resp_reset: the QP's responder starts afresh (modify_qp's rq_psn)
  * @stop: the QP entered RESET, its engine stopped: what it received and
  *	kept goes, its window and responder start afresh
