@@ -11,8 +11,9 @@
 # other, as integration.sh does.  softhca and rdma_rxe run every case,
 # UD, RC, rdma_cm's and the kernel's ULPs', in both directions, and
 # rdma_rxe against itself the brief ones, the harness's baseline
-# (softhca against itself is netns.sh's, in one guest, but for the ULPs,
-# which run here); see wire-cases.sh for the cases.  --brief:
+# (softhca against itself is netns.sh's, in one guest, but for the ULPs
+# and the event-driven latency case, which run here); see wire-cases.sh
+# for the cases.  --brief:
 # a case of each kind of traffic only, the others reported as skipped
 # (make check), and the baseline without the ULPs.
 #

@@ -31,6 +31,7 @@ wire_tests=(
 	"write_bw write_bw"
 	"read_bw read_bw"
 	"atomic_bw atomic_bw"
+	"send_lat_event send_lat_event"
 	"write_bw_cm write_bw_cm"
 	"rping rping"
 	"ucmatose ucmatose"
@@ -58,11 +59,11 @@ wire_ulp_tests=(
 	"nvme_unplug nvme_unplug"
 )
 
-# One of each kind of traffic (UD, SEND, READ, atomics, rdma_cm,
-# multicast, retransmission, a kernel ULP through rdma_cm and one
-# without), for a brief run.
+# One of each kind of traffic (UD, SEND, READ, atomics, completion
+# events, rdma_cm, multicast, retransmission, a kernel ULP through
+# rdma_cm and one without), for a brief run.
 # shellcheck disable=SC2034
-wire_brief_tests=" ud_pingpong rc_pingpong read_bw atomic_bw rping mckey rc_loss nvme smc "
+wire_brief_tests=" ud_pingpong rc_pingpong read_bw atomic_bw send_lat_event rping mckey rc_loss nvme smc "
 
 # The longest a server or client may run: a passing one takes 45 s at
 # most, rping under loss; a failing one may wait for ever (a UD pingpong
@@ -162,6 +163,16 @@ side_cmd() {
 	send_lat | write_lat)
 		port=18516
 		cmd=("ib_$1" -d "$2" -x 1 -p "$port" -n 500 -s 2) ;;
+	send_lat_event)
+		# A pingpong of 2-byte SENDs, each side asleep on its
+		# completion channel (-e) for a receive's event, then a
+		# send's.  Its send CQ has one entry: a device that
+		# completes the peer's next SEND before the send the ACK
+		# ahead of it acknowledged gets its events taken in the
+		# wrong order, the send CQ left unpolled, and overflows it
+		# at the next send; both sides then wait for ever.
+		port=18516
+		cmd=(ib_send_lat -e -d "$2" -x 1 -p "$port" -n 500 -s 2) ;;
 	write_bw_cm)
 		# The QPs connected by rdma_cm (-R; its port, no TCP), which
 		# picks the GID from the address.
