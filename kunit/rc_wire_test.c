@@ -626,6 +626,17 @@ static enum ib_wc_status shca_rcw_wc(struct kunit *test, struct shca_rcw *w,
 
 /* --- The responder ------------------------------------------------- */
 
+/* The peer's first SEND: 8 bytes, asking for an ACK. */
+static struct shca_pkt shca_rcw_send8(void)
+{
+	return (struct shca_pkt){
+		.opcode = SHCA_OPCODE(RC, SEND_ONLY),
+		.psn = shca_rcw_rq(0),
+		.ackreq = true,
+		.paylen = 8,
+	};
+}
+
 /* A message of three packets to the responder, and what it consumes. */
 struct shca_rcw_msg_case {
 	const char *name;
@@ -1105,12 +1116,7 @@ static void shca_rcw_resp_atomic(struct kunit *test)
 	struct shca_frame f[SHCA_RCW_ATOMIC_RES], cas;
 	u64 *target = shca_rcw_buf(test, 16);
 	u8 *src = shca_rcw_buf(test, 8), *dst = shca_rcw_buf(test, 8);
-	struct shca_pkt pkt = {
-		.opcode = SHCA_OPCODE(RC, SEND_ONLY),
-		.psn = shca_rcw_rq(0),
-		.ackreq = true,
-		.paylen = 8,
-	};
+	struct shca_pkt pkt = shca_rcw_send8();
 	struct ib_wc wc;
 	u32 rkey, i;
 	s64 dups;
@@ -2947,12 +2953,7 @@ static void shca_rcw_answer_order(struct kunit *test)
 	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, false, 40);
 	u8 *local = shca_rcw_buf(test, 40), *remote = shca_rcw_buf(test, 40);
 	u8 *src = shca_rcw_buf(test, 8), *dst = shca_rcw_buf(test, 8);
-	struct shca_pkt pkt = {
-		.opcode = SHCA_OPCODE(RC, SEND_ONLY),
-		.psn = shca_rcw_rq(0),
-		.ackreq = true,
-		.paylen = 8,
-	};
+	struct shca_pkt pkt = shca_rcw_send8();
 	struct shca_frame f[2];
 	struct ib_wc wc;
 
