@@ -156,6 +156,10 @@ run_case() {
 		skip "$result" "not in the interoperation run; netns.sh --brief runs it"
 		return
 	fi
+	if [ -n "$pair" ] && rxe_unordered "$name"; then
+		skip "$result" "$rxe_unordered_why"
+		return
+	fi
 	log=$mydir/cases/$pair$name$1
 	mkdir -p "${log%/*}"
 	echo "== $result${netem:+ (netem $netem)}"
