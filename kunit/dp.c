@@ -11,6 +11,7 @@
 
 #include "dev.h"
 #include "dp.h"
+#include "engine.h"
 #include "qp.h"
 
 /* Completions come from the engine's and notifier's work: TCG is slow. */
@@ -347,7 +348,7 @@ static void shca_dp_held_verb(struct work_struct *work)
  * The engine is held as a run of it in progress elsewhere holds it: what
  * @post rings for waits, and @verb, if it waits for the engine, returns
  * only once the engine is released, after @wait.  The one place the bench
- * reaches inside softhca (the QP's engine_lock).
+ * reaches inside softhca (shca_engine_lock()).
  *
  * Return: whether @verb returned while the engine was held.
  */
@@ -361,11 +362,11 @@ bool shca_dp_engine_held(struct shca_dp *dp, int i,
 
 	init_completion(&h.done);
 	INIT_WORK_ONSTACK(&h.work, shca_dp_held_verb);
-	mutex_lock(&qp->engine_lock);
+	shca_engine_lock(qp);
 	post(dp);
 	queue_work(system_unbound_wq, &h.work);
 	returned = wait_for_completion_timeout(&h.done, wait);
-	mutex_unlock(&qp->engine_lock);
+	shca_engine_unlock(qp);
 	if (!returned)
 		wait_for_completion(&h.done);
 	destroy_work_on_stack(&h.work);

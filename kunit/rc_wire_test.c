@@ -61,6 +61,7 @@
 
 #include "dev.h"
 #include "dp.h"
+#include "engine.h"
 #include "fixture.h"
 #include "frame.h"
 #include "qp.h"
@@ -601,6 +602,25 @@ static void shca_rcw_sync(struct kunit *test, struct shca_rcw *w, u32 epsn,
 			     msn);
 }
 
+/*
+ * @n frames reach the QP in one batch: queued while its engine is held,
+ * as a run in progress holds it.
+ */
+static void shca_rcw_inject_batch(struct kunit *test, struct shca_rcw *w,
+				  const struct shca_frame *f, u32 n)
+{
+	struct shca_qp *qp = to_shca_qp(w->dp.qp[0]);
+	unsigned long end = jiffies + 5 * HZ;
+
+	shca_engine_lock(qp);
+	shca_frame_inject(test, w->ndev, f, n);
+	while (skb_queue_len_lockless(&qp->roce->rx_pkts) < n &&
+	       time_before(jiffies, end))
+		usleep_range(100, 1000);
+	KUNIT_EXPECT_EQ(test, skb_queue_len_lockless(&qp->roce->rx_pkts), n);
+	shca_engine_unlock(qp);
+}
+
 /* Nothing more leaves for SHCA_RCW_QUIET. */
 static void shca_rcw_quiet(struct kunit *test, struct shca_rcw *w)
 {
@@ -810,7 +830,8 @@ static void shca_rcw_resp_dup_send(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc.byte_len, 300);
 
 	dup = shca_rcw_counter(test, w, SHCA_CNT_DUPLICATE_REQUEST);
-	shca_frame_inject(test, w->ndev, f, 2);
+	/* In one batch: one ACK for its run. */
+	shca_rcw_inject_batch(test, w, f, 2);
 	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(1), 1);
 	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
 	/* The FIRST alone, which does not ask. */
@@ -2235,7 +2256,8 @@ static void shca_rcw_req_atomic(struct kunit *test)
 	pkt.opcode = SHCA_OPCODE(RC, ATOMIC_ACKNOWLEDGE);
 	pkt.orig = 0x0123456789abcdefULL;
 	shca_rcw_build(test, w, &pkt, NULL, &answers[1]);
-	shca_frame_inject(test, w->ndev, answers, 2);
+	/* In one batch: the ACK alone would be taken for a lost answer. */
+	shca_rcw_inject_batch(test, w, answers, 2);
 	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x80, &wc), IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, wc.opcode, a->wc);
 	KUNIT_EXPECT_EQ(test, wc.byte_len, sizeof(u64));
@@ -2921,25 +2943,6 @@ static void shca_rcw_order_desc(const struct shca_rcw_order_case *c,
 KUNIT_ARRAY_PARAM(shca_rcw_order, shca_rcw_order_cases, shca_rcw_order_desc);
 
 /*
- * @n frames reach the QP in one batch: queued while its engine is held,
- * as a run in progress holds it.
- */
-static void shca_rcw_inject_batch(struct kunit *test, struct shca_rcw *w,
-				  const struct shca_frame *f, u32 n)
-{
-	struct shca_qp *qp = to_shca_qp(w->dp.qp[0]);
-	unsigned long end = jiffies + 5 * HZ;
-
-	mutex_lock(&qp->engine_lock);
-	shca_frame_inject(test, w->ndev, f, n);
-	while (skb_queue_len_lockless(&qp->roce->rx_pkts) < n &&
-	       time_before(jiffies, end))
-		usleep_range(100, 1000);
-	KUNIT_EXPECT_EQ(test, skb_queue_len_lockless(&qp->roce->rx_pkts), n);
-	mutex_unlock(&qp->engine_lock);
-}
-
-/*
  * The answer to the device's message (an ACK of its SEND, the response
  * to its READ) and the peer's next SEND reach the QP in one batch: the
  * message completes before the SEND's receive, on their one CQ, in the
@@ -2985,6 +2988,83 @@ static void shca_rcw_answer_order(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, memcmp(local, remote, 40), 0);
 	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(0), 1);
 	shca_rcw_quiet(test, w);
+}
+
+/* Where the QP's engine stands when the peer's SEND arrives. */
+struct shca_rcw_here_case {
+	const char *name;
+	bool held;		/* a run holds it */
+	bool odp;		/* the device has an ODP MR */
+};
+
+static const struct shca_rcw_here_case shca_rcw_here_cases[] = {
+	{ "idle", false, false },
+	{ "held", true, false },
+	{ "odp-mr", false, true },
+};
+
+static void shca_rcw_here_desc(const struct shca_rcw_here_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_rcw_here, shca_rcw_here_cases, shca_rcw_here_desc);
+
+/*
+ * The receive softirq runs a QP whose engine is idle (engine.c), and only
+ * such a one: a SEND to it is executed there, counted in rx_softirq_runs.
+ * A run in progress holds the engine: the SEND waits in the QP's queue,
+ * with nothing of it done, until the run ends and the engine's own work
+ * executes it.  On a device with an ODP MR (counted as its registration
+ * counts it), whose pages a fault would sleep for, the work executes it
+ * too.  Either way the bytes land, one completion and one ACK.
+ */
+static void shca_rcw_rx_here(struct kunit *test)
+{
+	const struct shca_rcw_here_case *c = test->param_value;
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_dev *dev = to_shca_dev(w->dp.fx->ibdev);
+	struct shca_qp *qp = to_shca_qp(w->dp.qp[0]);
+	u8 *src = shca_rcw_buf(test, 8), *dst = shca_rcw_buf(test, 8);
+	struct shca_pkt pkt = shca_rcw_send8();
+	unsigned long end = jiffies + 5 * HZ;
+	struct shca_frame f;
+	struct ib_wc wc;
+	s64 runs;
+
+	shca_dp_fill(src, 8, 23);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 0x72, dst, 8), 0);
+	shca_rcw_build(test, w, &pkt, src, &f);
+	runs = shca_rcw_counter(test, w, SHCA_CNT_RX_SOFTIRQ_RUNS);
+	if (c->odp)
+		atomic_inc(&dev->odp_mrs);
+	if (c->held) {
+		shca_engine_lock(qp);
+		shca_frame_inject(test, w->ndev, &f, 1);
+		while (!skb_queue_len_lockless(&qp->roce->rx_pkts) &&
+		       time_before(jiffies, end))
+			usleep_range(100, 1000);
+		/* Queued, not executed: no receive consumed, no ACK. */
+		KUNIT_EXPECT_EQ(test, skb_queue_len_lockless(&qp->roce->rx_pkts),
+				1);
+		KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+		KUNIT_EXPECT_FALSE(test, shca_frame_sent(test, w->ndev, &f, 0));
+		shca_engine_unlock(qp);
+	} else {
+		shca_frame_inject(test, w->ndev, &f, 1);
+	}
+
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x72, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_RECV);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 8);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 8), 0);
+	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(0), 1);
+	shca_rcw_quiet(test, w);
+	if (c->odp)
+		atomic_dec(&dev->odp_mrs);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w,
+					       SHCA_CNT_RX_SOFTIRQ_RUNS) - runs,
+			c->held || c->odp ? 0 : 1);
 }
 
 /*
@@ -3793,6 +3873,7 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_win_tx_queued),
 	KUNIT_CASE(shca_rcw_resp_read_tx_queued),
 	KUNIT_CASE_PARAM(shca_rcw_answer_order, shca_rcw_order_gen_params),
+	KUNIT_CASE_PARAM(shca_rcw_rx_here, shca_rcw_here_gen_params),
 	KUNIT_CASE(shca_rcw_win_halve),
 	KUNIT_CASE(shca_rcw_win_slow_start),
 	KUNIT_CASE(shca_rcw_win_read_parts),

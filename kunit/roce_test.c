@@ -17,6 +17,7 @@
 
 #include "dev.h"
 #include "dp.h"
+#include "engine.h"
 #include "fixture.h"
 #include "frame.h"
 #include "icrc.h"
@@ -373,9 +374,9 @@ static void shca_roce_rx_bytes(struct kunit *test)
 	qp = to_shca_qp(rx.dp.qp[1]);
 	busy0 = shca_frame_drops(test, rx.dp.fx->ibdev, SHCA_DROP_BUSY);
 
-	mutex_lock(&qp->engine_lock);
+	shca_engine_lock(qp);
 	shca_roce_fill_locked(test, &rx, qp, busy0);
-	mutex_unlock(&qp->engine_lock);
+	shca_engine_unlock(qp);
 
 	/* The first frame takes the receive posted; the QP refuses the rest. */
 	KUNIT_ASSERT_TRUE(test, shca_dp_poll(&rx.dp, 1, &wc));

@@ -228,6 +228,33 @@ void shca_dev_res_put(struct shca_dev *dev, enum shca_res res)
 	atomic_dec(&dev->res[res]);
 }
 
+/**
+ * shca_dev_odp_get() - count an ODP MR of the device, before it is found
+ * @dev: the device
+ *
+ * The first waits for the receive softirq's runs that started while the
+ * device had none (an RCU read-side section each, with bottom halves
+ * off): from here on, none starts, and none looks the MR up.
+ *
+ * Context: process context; sleeps.
+ */
+void shca_dev_odp_get(struct shca_dev *dev)
+{
+	if (atomic_inc_return(&dev->odp_mrs) == 1)
+		synchronize_rcu();
+}
+
+/**
+ * shca_dev_odp_put() - an ODP MR of the device is gone
+ * @dev: the device
+ *
+ * Context: any.
+ */
+void shca_dev_odp_put(struct shca_dev *dev)
+{
+	atomic_dec(&dev->odp_mrs);
+}
+
 /*
  * An RC requester's ACK timer waits as long as the QP's path takes to
  * answer, the QP's local ACK timeout at most (engine.c); off, it waits

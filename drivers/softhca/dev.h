@@ -102,12 +102,27 @@ struct shca_dev {
 	 * adaptive_retrans when the device was made; KUnit sets it).
 	 */
 	bool adaptive_ack;
+	/*
+	 * ODP MRs: their pages are faulted in by sleeping, so the receive
+	 * softirq runs no QP's engine while there is one (engine.c).
+	 */
+	atomic_t odp_mrs;
 	atomic64_t counters[SHCA_CNT_MAX];
 };
 
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct shca_dev, ibdev);
+}
+
+/*
+ * Whether the device has an ODP MR.  Read in the receive softirq: a run
+ * there that found none ends before an ODP MR can be looked up
+ * (shca_dev_odp_get()).
+ */
+static inline bool shca_dev_has_odp(const struct shca_dev *dev)
+{
+	return atomic_read(&dev->odp_mrs);
 }
 
 /*
@@ -128,6 +143,8 @@ int shca_udata_no_request(struct ib_device *ibdev, struct ib_udata *udata,
 void shca_dev_port_update(struct shca_dev *dev);
 int shca_dev_res_get(struct shca_dev *dev, enum shca_res res);
 void shca_dev_res_put(struct shca_dev *dev, enum shca_res res);
+void shca_dev_odp_get(struct shca_dev *dev);
+void shca_dev_odp_put(struct shca_dev *dev);
 
 int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		      struct ib_udata *udata);

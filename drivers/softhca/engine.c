@@ -34,6 +34,19 @@
  * vCPU; on the receiving CPU, 0.13 and 0.31 ms).  Queued on either
  * workqueue, a QP's runs still hold its engine_lock one at a time.
  *
+ * A QP whose engine is idle runs what it received in the receive softirq
+ * itself (shca_engine_rx()), as rdma_rxe's responder does, and wakes no
+ * worker: the packets, and what their answers settled in the window
+ * (resends, completions).  Such a run holds run_lock, a spinlock, and
+ * starts only while engine_lock is free; whoever takes engine_lock then
+ * takes run_lock once (shca_engine_lock()), which waits out a run in the
+ * softirq, and none starts until engine_lock is released.  So the QP's
+ * engine state has one owner at a time, a sleeping one or the softirq.
+ * The softirq's run sleeps nowhere: it takes no new WQE of the send
+ * queue (which may execute a whole loopback message; its work does
+ * that), and on a device with an ODP MR, whose pages are faulted in by
+ * sleeping, every run is the work's.
+ *
  * WQ_HIGHPRI, because it is latency; WQ_MEM_RECLAIM, because storage
  * ULPs wait on it under memory pressure.  shca_local_wq is also
  * WQ_CPU_INTENSIVE, because a run copies payload for as long as its
@@ -58,6 +71,7 @@
  * any post.
  */
 
+#include <kunit/visibility.h>
 #include <net/netlink.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
@@ -828,6 +842,22 @@ static enum shca_step shca_req_window(struct shca_qp *qp)
 }
 
 /*
+ * A run's first step: acts on what the wire said of the window.  Return:
+ * true to go on; else the run ends, and @more says whether to run again.
+ */
+static bool shca_req_settle(struct shca_qp *qp, bool *more)
+{
+	enum shca_step step = SHCA_STEP_DONE;
+
+	if (qp->req.taken)
+		step = shca_req_window(qp);
+	if (step != SHCA_STEP_WAIT && step != SHCA_STEP_ERROR)
+		return true;
+	*more = step == SHCA_STEP_ERROR;
+	return false;
+}
+
+/*
  * The local ACK timer runs while the window has a message not answered,
  * from the last progress: a run that moved una restarts it.
  */
@@ -897,16 +927,8 @@ static bool shca_req_run(struct shca_qp *qp, u32 budget)
 	if (READ_ONCE(qp->req.waiting))
 		return false;
 	shca_queue_wake(q);
-	if (qp->req.taken) {
-		switch (shca_req_window(qp)) {
-		case SHCA_STEP_WAIT:
-			return false;
-		case SHCA_STEP_ERROR:
-			return true;
-		default:
-			break;
-		}
-	}
+	if (!shca_req_settle(qp, &more))
+		return more;
 	for (n = 0; n < SHCA_ENGINE_BATCH; n++) {
 		if (READ_ONCE(qp->state) != IB_QPS_RTS)
 			return true;
@@ -1019,6 +1041,111 @@ bool shca_engine_runs_small(const struct shca_runs *runs)
 	return READ_ONCE(runs->small) >= SHCA_SMALL_RUNS_HERE;
 }
 
+/* Waits for a run of the receive softirq (shca_engine_rx()) to end. */
+static void shca_engine_wait_rx(struct shca_qp *qp)
+{
+	spin_lock_bh(&qp->run_lock);
+	spin_unlock_bh(&qp->run_lock);
+}
+
+/**
+ * shca_engine_lock() - take a QP's engine, for a run or a control verb
+ * @qp: the QP
+ *
+ * Holds engine_lock, and waits out a run in the receive softirq: none
+ * starts until shca_engine_unlock().
+ *
+ * Context: process context; sleeps.
+ */
+void shca_engine_lock(struct shca_qp *qp)
+{
+	mutex_lock(&qp->engine_lock);
+	shca_engine_wait_rx(qp);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_engine_lock);
+
+/**
+ * shca_engine_unlock() - release what shca_engine_lock() took
+ * @qp: the QP
+ *
+ * Context: process context.
+ */
+void shca_engine_unlock(struct shca_qp *qp)
+{
+	mutex_unlock(&qp->engine_lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_engine_unlock);
+
+static bool shca_engine_trylock(struct shca_qp *qp)
+{
+	if (!mutex_trylock(&qp->engine_lock))
+		return false;
+	shca_engine_wait_rx(qp);
+	return true;
+}
+
+/*
+ * The send queue's part of a run in the receive softirq: acts on what the
+ * packets said of the window (resends, an RNR wait), and completes its
+ * answered WQEs, as shca_req_run() does first.  Return: the QP's work has
+ * to run (new WQEs to take, an error state to flush).
+ */
+static bool shca_req_run_answers(struct shca_qp *qp)
+{
+	bool more;
+
+	switch (READ_ONCE(qp->state)) {
+	case IB_QPS_RTS:
+		break;
+	case IB_QPS_SQE:
+	case IB_QPS_ERR:
+		return true;
+	default:
+		return false;
+	}
+	if (READ_ONCE(qp->req.waiting))
+		return false;
+	if (!shca_req_settle(qp, &more))
+		return more;
+	shca_req_arm(qp);
+	return shca_queue_pending(&qp->sq.queue) > qp->req.taken;
+}
+
+/**
+ * shca_engine_rx() - a QP received packets: run them here, or wake its work
+ * @qp: the QP, which its transport queued packets on
+ *
+ * Runs them in this softirq when no run holds the QP's engine and nothing
+ * of the run would sleep (see the top of this file), else queues the QP's
+ * receive work.  Between two guests, the worker woken for each packet
+ * made softhca's 2-byte round trip several times rdma_rxe's
+ * (docs/performance.md).  What the run leaves (more packets than a batch,
+ * a READ answered in part, new WQEs) goes to the work.
+ *
+ * Context: softirq (the transport's receive).
+ */
+void shca_engine_rx(struct shca_qp *qp)
+{
+	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
+	bool rx_more, sq_more;
+
+	spin_lock(&qp->run_lock);
+	if (mutex_is_locked(&qp->engine_lock) || shca_dev_has_odp(dev)) {
+		spin_unlock(&qp->run_lock);
+		shca_engine_kick_rx(qp);
+		return;
+	}
+	rx_more = shca_rx_run(qp);
+	sq_more = shca_req_run_answers(qp);
+	spin_unlock(&qp->run_lock);
+	shca_count(dev, SHCA_CNT_RX_SOFTIRQ_RUNS);
+	/* The receive work's run takes the send queue too. */
+	if (rx_more)
+		shca_engine_kick_rx(qp);
+	else if (sq_more)
+		shca_engine_kick(qp);
+}
+
 /*
  * A run of either work item: the packets received, then the queues, so
  * that what a batch's answers acknowledged completes before the next
@@ -1031,7 +1158,7 @@ static void shca_qp_run(struct shca_qp *qp, bool doorbell)
 	u32 at;
 	bool more;
 
-	mutex_lock(&qp->engine_lock);
+	shca_engine_lock(qp);
 	if (shca_rx_run(qp))
 		shca_engine_kick_rx(qp);
 	at = q->cons + qp->req.taken;
@@ -1042,7 +1169,7 @@ static void shca_qp_run(struct shca_qp *qp, bool doorbell)
 				      q->cons + qp->req.taken - at, more);
 	if (more)
 		shca_engine_kick(qp);
-	mutex_unlock(&qp->engine_lock);
+	shca_engine_unlock(qp);
 }
 
 /*
@@ -1077,7 +1204,7 @@ bool shca_engine_run_user(struct shca_qp *qp, u32 *taken)
 	bool more, again;
 	u32 at, n;
 
-	if (!mutex_trylock(&qp->engine_lock)) {
+	if (!shca_engine_trylock(qp)) {
 		shca_engine_kick(qp);
 		return false;
 	}
@@ -1088,7 +1215,7 @@ bool shca_engine_run_user(struct shca_qp *qp, u32 *taken)
 	again = more && n >= SHCA_ENGINE_BATCH;
 	if (more && !again)
 		shca_engine_kick(qp);
-	mutex_unlock(&qp->engine_lock);
+	shca_engine_unlock(qp);
 	return again;
 }
 
@@ -1166,6 +1293,7 @@ int shca_engine_qp_init(struct shca_qp *qp, gfp_t gfp)
 	qp->engine_wq = shca_engine_wq;
 	qp->local_wq = shca_local_wq;
 	mutex_init(&qp->engine_lock);
+	spin_lock_init(&qp->run_lock);
 	INIT_WORK(&qp->work, shca_qp_work);
 	INIT_WORK(&qp->rx_work, shca_qp_rx_work);
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
@@ -1205,13 +1333,13 @@ void shca_engine_qp_window(struct shca_qp *qp, gfp_t gfp)
 	msgs = shca_req_alloc(win, req->wqe_size, gfp | __GFP_NOWARN);
 	if (!msgs)
 		return;
-	mutex_lock(&qp->engine_lock);
+	shca_engine_lock(qp);
 	/* A path is set before RTS: the engine holds no WQE yet. */
 	if (!req->taken && !req->held) {
 		swap(req->msgs, msgs);
 		shca_req_set(req, req->msgs, win);
 	}
-	mutex_unlock(&qp->engine_lock);
+	shca_engine_unlock(qp);
 	kfree(msgs);
 }
 
@@ -1270,6 +1398,7 @@ void shca_engine_sync(struct shca_qp *qp)
 {
 	flush_work(&qp->work);
 	flush_work(&qp->rx_work);
+	shca_engine_wait_rx(qp);
 }
 
 /**
@@ -1318,13 +1447,13 @@ bool shca_engine_doorbell_here(struct shca_runs *runs)
 void shca_engine_doorbell_user(struct shca_qp *qp)
 {
 	/* A run in progress looks at the ring before it goes idle. */
-	if (!mutex_trylock(&qp->engine_lock)) {
+	if (!shca_engine_trylock(qp)) {
 		shca_engine_kick(qp);
 		return;
 	}
 	if (shca_engine_run(qp))
 		shca_engine_kick(qp);
-	mutex_unlock(&qp->engine_lock);
+	shca_engine_unlock(qp);
 }
 
 /**
@@ -1349,7 +1478,7 @@ void shca_engine_drain_sq(struct shca_qp *qp)
 	bool more = false;
 	u32 end, at;
 
-	mutex_lock(&qp->engine_lock);
+	shca_engine_lock(qp);
 	end = q->cons + shca_queue_pending(q);
 	at = q->cons + qp->req.taken;
 	while ((s32)(end - at) > 0) {
@@ -1361,7 +1490,7 @@ void shca_engine_drain_sq(struct shca_qp *qp)
 	}
 	if (more)
 		shca_engine_kick(qp);
-	mutex_unlock(&qp->engine_lock);
+	shca_engine_unlock(qp);
 }
 
 /**
@@ -1376,8 +1505,8 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 	unsigned int i;
 
 	/* Waits for a doorbell's run, which may queue the work. */
-	mutex_lock(&qp->engine_lock);
-	mutex_unlock(&qp->engine_lock);
+	shca_engine_lock(qp);
+	shca_engine_unlock(qp);
 	cancel_work_sync(&qp->work);
 	/* A run before RESET may have armed it, and it may queue the work. */
 	hrtimer_cancel(&qp->req.timer);
@@ -1394,7 +1523,7 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 	 * run takes engine_lock, and so do the resets (it finds nothing to
 	 * execute, or runs before them).
 	 */
-	mutex_lock(&qp->engine_lock);
+	shca_engine_lock(qp);
 	qp->req.waiting = false;
 	qp->req.expired = false;
 	qp->req.held = false;
@@ -1405,7 +1534,7 @@ void shca_engine_qp_stop(struct shca_qp *qp)
 	shca_for_each_transport(t, i)
 		if (t->stop)
 			t->stop(qp);
-	mutex_unlock(&qp->engine_lock);
+	shca_engine_unlock(qp);
 }
 
 /* The engine's driver attributes of a QP: its requester's state. */
@@ -1460,11 +1589,12 @@ int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		ret = -EINTR;
 		goto cancel_table;
 	}
+	shca_engine_wait_rx(qp);
 	ret = shca_fill_res_req(msg, qp);
 	shca_for_each_transport(t, i)
 		if (!ret && t->fill_res)
 			ret = t->fill_res(msg, qp);
-	mutex_unlock(&qp->engine_lock);
+	shca_engine_unlock(qp);
 	if (ret)
 		goto cancel_table;
 	nla_nest_end(msg, table);

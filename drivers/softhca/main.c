@@ -66,6 +66,7 @@ static int __init shca_init(void)
 	ret = shca_engine_init();
 	if (ret)
 		goto err_destroy_wq;
+	shca_roce_rx_init(shca_engine_rx);
 	ret = shca_net_init(shca_roce_recv);
 	if (ret)
 		goto err_destroy_engine;

@@ -41,8 +41,12 @@
 #define SHCA_MEM_WRITE_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			       IB_ACCESS_REMOTE_ATOMIC)
 
-/* Pages copied between two chances for the scheduler. */
-#define SHCA_COPY_RESCHED_PAGES 64
+/*
+ * Bytes copied between two chances for the scheduler: a copy of fewer (a
+ * packet's, or an atomic's) never reschedules, and may be made in the
+ * receive softirq.
+ */
+#define SHCA_COPY_RESCHED_BYTES SZ_256K
 
 /* Access flags a verb or a REG_MR asks for: 0, -EOPNOTSUPP or -EINVAL. */
 int shca_mr_access_check(struct ib_device *ibdev, int access,
@@ -1013,14 +1017,15 @@ EXPORT_SYMBOL_IF_KUNIT(shca_sgl_skip);
  *
  * Both cursors advance by what was copied.
  *
+ * Context: process context for an ODP MR's memory (sleeps), and for
+ * SHCA_COPY_RESCHED_BYTES or more (reschedules); else softirq too.
  * Return: 0, -EFAULT when either cursor has fewer than @len bytes left
  * (nothing is copied), or the error of the first map that failed (see
  * shca_sgl_map(); the failing cursor has ->bad set).
  */
 int shca_sgl_copy(struct shca_sgl *dst, struct shca_sgl *src, u32 len)
 {
-	unsigned int pages = 0;
-	u32 dlen, slen, n;
+	u32 dlen, slen, n, copied = 0;
 	void *d, *s;
 
 	if (shca_sgl_overrun(dst, len) || shca_sgl_overrun(src, len))
@@ -1043,8 +1048,11 @@ int shca_sgl_copy(struct shca_sgl *dst, struct shca_sgl *src, u32 len)
 		src->off += n;
 		src->pos += n;
 		len -= n;
-		if (++pages % SHCA_COPY_RESCHED_PAGES == 0)
+		copied += n;
+		if (copied >= SHCA_COPY_RESCHED_BYTES) {
+			copied = 0;
 			cond_resched();
+		}
 	}
 	return 0;
 }

@@ -247,12 +247,14 @@ static struct ib_mr *shca_reg_odp_mr(struct ib_pd *pd, u64 start, u64 length,
 		goto err_free_mr;
 	}
 	mr->odp = odp;
+	shca_dev_odp_get(to_shca_dev(pd->device));
 	ret = shca_mr_add(mr);
 	if (ret)
-		goto err_release_odp;
+		goto err_odp_put;
 	return &mr->ibmr;
 
-err_release_odp:
+err_odp_put:
+	shca_dev_odp_put(to_shca_dev(pd->device));
 	ib_umem_odp_release(odp);
 err_free_mr:
 	kfree(mr);
@@ -472,6 +474,7 @@ int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		ib_umem_release(mr->user.umem);
 	} else if (mr->kind == SHCA_MR_ODP) {
 		ib_umem_odp_release(mr->odp);
+		shca_dev_odp_put(to_shca_dev(mr->pd->device));
 	}
 	kfree_rcu(mr, rcu);
 	return 0;

@@ -34,6 +34,7 @@ enum shca_counter {
 	SHCA_CNT_RESENT_TIMEOUT,	/* packets resent: after a timeout, */
 	SHCA_CNT_RESENT_SEQ,		/* a sequence NAK or READ gap, */
 	SHCA_CNT_RESENT_RNR,		/* an RNR NAK */
+	SHCA_CNT_RX_SOFTIRQ_RUNS,	/* receive runs in the softirq */
 	SHCA_CNT_DROP,
 	SHCA_CNT_MAX = SHCA_CNT_DROP + SHCA_DROP_MAX - 1,
 };

@@ -482,11 +482,11 @@ static int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 	int ret;
 
 	/* The PSNs are the engine's. */
-	mutex_lock(&qp->engine_lock);
+	shca_engine_lock(qp);
 	spin_lock_irqsave(&qp->state_lock, flags);
 	ret = shca_qp_modify_locked(qp, attr, mask, &next);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
-	mutex_unlock(&qp->engine_lock);
+	shca_engine_unlock(qp);
 	if (ret)
 		return ret;
 	/* A path off the host: the wire's window (loopback needs none). */

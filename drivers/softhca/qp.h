@@ -104,9 +104,12 @@ struct shca_qp {
 	struct shca_qp_queue rq;		/* unused with an SRQ */
 	/*
 	 * The engine: runs the send queue, or flushes in SQE and ERR, from
-	 * the work item or a user doorbell, holding engine_lock.
+	 * the work item or a user doorbell, holding engine_lock; or runs what
+	 * the QP received in the receive softirq, holding run_lock, while
+	 * engine_lock is free (engine.c).
 	 */
 	struct mutex engine_lock;
+	spinlock_t run_lock;		/* the softirq's run */
 	struct work_struct work;
 	struct workqueue_struct *engine_wq;	/* unbound */
 	/* The engine's run for what the transports received. */

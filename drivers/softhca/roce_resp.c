@@ -19,8 +19,9 @@
  *    duplicate's PSN to its end; an atomic with the result it had, never
  *    executed twice;
  *  - a READ is answered across runs of the engine, a budget of bytes per
- *    run, so that no run (and no control verb waiting for engine_lock)
- *    waits for 2 GiB of responses, and at the netdev's pace, as the
+ *    run (roce_rx.c), so that no run (and no control verb waiting for
+ *    engine_lock) waits for 2 GiB of responses, and none reschedules
+ *    (a run may be the receive softirq's), and at the netdev's pace, as the
  *    requester sends (roce_tx.c); the packets after it wait their turn;
  *  - a message with no receive WQE for it is RNR NAKed, with ePSN kept;
  *  - a refused request (opcode sequence, length, key, access) is NAKed
@@ -32,7 +33,8 @@
  * UC has no acknowledgments: a gap abandons the message in progress,
  * and anything refused is dropped.
  *
- * Context: the QP's engine (roce_rx.c), under engine_lock.
+ * Context: the QP's engine (roce_rx.c): its work, under engine_lock, or
+ * the receive softirq, under run_lock; nothing here sleeps.
  */
 
 #include <linux/bitfield.h>
@@ -48,12 +50,6 @@ enum shca_rr {
 	SHCA_RR_ERROR,		/* refused on RC: NAK with the msg's status */
 	SHCA_RR_DROP,		/* dropped (UC) */
 };
-
-/*
- * READ response packets between two reschedule points: a run of the
- * engine sends a budget of bytes, thousands of packets at a small MTU.
- */
-#define SHCA_RR_READ_RESCHED 64
 
 static const u8 shca_read_resp_ops[] = {
 	[SHCA_POS_FIRST] = SHCA_OPCODE(RC, RDMA_READ_RESPONSE_FIRST),
@@ -388,9 +384,6 @@ static enum shca_rr_read shca_rr_read_send(struct shca_qp *qp,
 		if (shca_roce_xmit(qp, &qp->av, &resp, target))
 			break;
 		*budget -= min(*budget, resp.paylen);
-		/* Zero-copy packets copy nothing that would reschedule. */
-		if ((rd->sent + 1) % SHCA_RR_READ_RESCHED == 0)
-			cond_resched();
 	}
 	rd->active = false;
 	return SHCA_RR_READ_DONE;

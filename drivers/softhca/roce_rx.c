@@ -6,8 +6,9 @@
  * what can be checked without the QP: the ICRC, the IBA headers against
  * the length (wire.c), that the destination address is one of the
  * device's GIDs and that the destination QP exists; then it queues the
- * packet on that QP, bounded by the memory the queue pins, and kicks
- * the QP's engine, unless the QP takes no packets (RESET, INIT).  A
+ * packet on that QP, bounded by the memory the queue pins, and hands the
+ * QP to its engine, which runs it there and then if it is idle, unless
+ * the QP takes no packets (RESET, INIT).  A
  * packet to a multicast group is queued so on each QP of the device
  * attached to it (mcast.c), a copy each.  A packet that fails is dropped
  * and counted by reason (`rdma statistic`).
@@ -30,7 +31,6 @@
 
 #include "ah.h"
 #include "dev.h"
-#include "engine.h"
 #include "icrc.h"
 #include "mcast.h"
 #include "mem.h"
@@ -41,6 +41,27 @@
 
 /* Packets a run of the engine executes before it lets others run. */
 #define SHCA_ROCE_RX_BATCH 64
+
+/*
+ * The bytes of READ responses a run sends before it lets others run: in
+ * the receive softirq too (the responder stops sooner where the netdev's
+ * pace holds its packets back).
+ */
+#define SHCA_ROCE_RX_BUDGET SZ_64K
+
+/* The engine's, which main.c gives. */
+static shca_roce_rx_ready_t shca_roce_rx_ready;
+
+/**
+ * shca_roce_rx_init() - what runs a QP that packets were queued on
+ * @ready: the engine's entry, called in the receive softirq
+ *
+ * Context: module init, before the sockets are made.
+ */
+void shca_roce_rx_init(shca_roce_rx_ready_t ready)
+{
+	shca_roce_rx_ready = ready;
+}
 
 static bool shca_skb_ipv6(const struct sk_buff *skb)
 {
@@ -234,7 +255,7 @@ static enum shca_drop shca_roce_recv_mcast(struct shca_dev *dev,
 		copy = skb_clone(skb, GFP_ATOMIC);
 		why = copy ? shca_roce_rx_queue(qp, copy) : SHCA_DROP_NOMEM;
 		if (why == SHCA_DROP_NONE) {
-			shca_engine_kick_rx(qp);
+			shca_roce_rx_ready(qp);
 		} else {
 			shca_count_drop(dev, why);
 			kfree_skb(copy);
@@ -283,7 +304,7 @@ void shca_roce_recv(struct shca_dev *dev, struct sk_buff *skb)
 		shca_qp_put(qp);
 		goto drop;
 	}
-	shca_engine_kick_rx(qp);
+	shca_roce_rx_ready(qp);
 	shca_qp_put(qp);
 	return;
 
@@ -443,13 +464,14 @@ static bool shca_roce_rx_request_next(struct shca_qp *qp)
  * send CQ as deep as its one SEND in flight (ib_send_lat -e), relies on
  * it.  A run of answers, or of requests, is one batch.
  *
- * Context: the QP's engine (under engine_lock); process context.
+ * Context: the QP's engine: its work (under engine_lock), or the receive
+ * softirq (under run_lock).
  * Return: true when packets remain, or responses to a READ that the
  * netdev's pace does not hold back.
  */
 bool shca_roce_rx_run(struct shca_qp *qp)
 {
-	u32 budget = SHCA_ENGINE_BUDGET;
+	u32 budget = SHCA_ROCE_RX_BUDGET;
 	enum shca_rr_read read;
 	struct sk_buff *skb;
 	unsigned int n;
