@@ -43,9 +43,11 @@
  * softirq, and none starts until engine_lock is released.  So the QP's
  * engine state has one owner at a time, a sleeping one or the softirq.
  * The softirq's run sleeps nowhere: it takes no new WQE of the send
- * queue (which may execute a whole loopback message; its work does
- * that), and on a device with an ODP MR, whose pages are faulted in by
- * sleeping, every run is the work's.
+ * queue (which may execute a whole loopback message), and on a device
+ * with an ODP MR, whose pages are faulted in by sleeping, every run is
+ * the work's.  A QP with new WQEs posted is run by its receive work, as
+ * before, which takes them in the same run as the answers that made
+ * room for them: a streaming requester's.
  *
  * WQ_HIGHPRI, because it is latency; WQ_MEM_RECLAIM, because storage
  * ULPs wait on it under memory pressure.  shca_local_wq is also
@@ -1115,12 +1117,13 @@ static bool shca_req_run_answers(struct shca_qp *qp)
  * shca_engine_rx() - a QP received packets: run them here, or wake its work
  * @qp: the QP, which its transport queued packets on
  *
- * Runs them in this softirq when no run holds the QP's engine and nothing
- * of the run would sleep (see the top of this file), else queues the QP's
- * receive work.  Between two guests, the worker woken for each packet
- * made softhca's 2-byte round trip several times rdma_rxe's
- * (docs/performance.md).  What the run leaves (more packets than a batch,
- * a READ answered in part, new WQEs) goes to the work.
+ * Runs them in this softirq when no run holds the QP's engine, nothing of
+ * the run would sleep and the send queue has no new WQE (see the top of
+ * this file), else queues the QP's receive work.  Between two guests,
+ * the worker woken for each packet made softhca's 2-byte round trip
+ * several times rdma_rxe's (docs/performance.md).  What the run leaves
+ * (more packets than a batch, a READ answered in part, WQEs posted
+ * meanwhile) goes to the work.
  *
  * Context: softirq (the transport's receive).
  */
@@ -1130,7 +1133,8 @@ void shca_engine_rx(struct shca_qp *qp)
 	bool rx_more, sq_more;
 
 	spin_lock(&qp->run_lock);
-	if (mutex_is_locked(&qp->engine_lock) || shca_dev_has_odp(dev)) {
+	if (mutex_is_locked(&qp->engine_lock) || shca_dev_has_odp(dev) ||
+	    shca_queue_pending(&qp->sq.queue) > qp->req.taken) {
 		spin_unlock(&qp->run_lock);
 		shca_engine_kick_rx(qp);
 		return;
