@@ -603,11 +603,11 @@ static void shca_rcw_sync(struct kunit *test, struct shca_rcw *w, u32 epsn,
 }
 
 /*
- * @n frames reach the QP in one batch: queued while its engine is held,
- * as a run in progress holds it.
+ * @n frames reach the QP while its engine is held, as a run in progress
+ * holds it, and wait in its queue; the caller releases the engine.
  */
-static void shca_rcw_inject_batch(struct kunit *test, struct shca_rcw *w,
-				  const struct shca_frame *f, u32 n)
+static void shca_rcw_inject_held(struct kunit *test, struct shca_rcw *w,
+				 const struct shca_frame *f, u32 n)
 {
 	struct shca_qp *qp = to_shca_qp(w->dp.qp[0]);
 	unsigned long end = jiffies + 5 * HZ;
@@ -618,7 +618,14 @@ static void shca_rcw_inject_batch(struct kunit *test, struct shca_rcw *w,
 	       time_before(jiffies, end))
 		usleep_range(100, 1000);
 	KUNIT_EXPECT_EQ(test, skb_queue_len_lockless(&qp->roce->rx_pkts), n);
-	shca_engine_unlock(qp);
+}
+
+/* @n frames reach the QP in one batch: one run of its engine takes them. */
+static void shca_rcw_inject_batch(struct kunit *test, struct shca_rcw *w,
+				  const struct shca_frame *f, u32 n)
+{
+	shca_rcw_inject_held(test, w, f, n);
+	shca_engine_unlock(to_shca_qp(w->dp.qp[0]));
 }
 
 /* Nothing more leaves for SHCA_RCW_QUIET. */
@@ -3016,8 +3023,9 @@ KUNIT_ARRAY_PARAM(shca_rcw_here, shca_rcw_here_cases, shca_rcw_here_desc);
  * A run in progress holds the engine: the SEND waits in the QP's queue,
  * with nothing of it done, until the run ends and the engine's own work
  * executes it.  On a device with an ODP MR (counted as its registration
- * counts it), whose pages a fault would sleep for, the work executes it
- * too.  Either way the bytes land, one completion and one ACK.
+ * counts it, shca_dev_odp_get()), whose pages a fault would sleep for,
+ * the work executes it too.  Either way the bytes land, one completion
+ * and one ACK.
  */
 static void shca_rcw_rx_here(struct kunit *test)
 {
@@ -3027,7 +3035,6 @@ static void shca_rcw_rx_here(struct kunit *test)
 	struct shca_qp *qp = to_shca_qp(w->dp.qp[0]);
 	u8 *src = shca_rcw_buf(test, 8), *dst = shca_rcw_buf(test, 8);
 	struct shca_pkt pkt = shca_rcw_send8();
-	unsigned long end = jiffies + 5 * HZ;
 	struct shca_frame f;
 	struct ib_wc wc;
 	s64 runs;
@@ -3037,16 +3044,10 @@ static void shca_rcw_rx_here(struct kunit *test)
 	shca_rcw_build(test, w, &pkt, src, &f);
 	runs = shca_rcw_counter(test, w, SHCA_CNT_RX_SOFTIRQ_RUNS);
 	if (c->odp)
-		atomic_inc(&dev->odp_mrs);
+		shca_dev_odp_get(dev);
 	if (c->held) {
-		shca_engine_lock(qp);
-		shca_frame_inject(test, w->ndev, &f, 1);
-		while (!skb_queue_len_lockless(&qp->roce->rx_pkts) &&
-		       time_before(jiffies, end))
-			usleep_range(100, 1000);
+		shca_rcw_inject_held(test, w, &f, 1);
 		/* Queued, not executed: no receive consumed, no ACK. */
-		KUNIT_EXPECT_EQ(test, skb_queue_len_lockless(&qp->roce->rx_pkts),
-				1);
 		KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
 		KUNIT_EXPECT_FALSE(test, shca_frame_sent(test, w->ndev, &f, 0));
 		shca_engine_unlock(qp);
@@ -3061,7 +3062,7 @@ static void shca_rcw_rx_here(struct kunit *test)
 	shca_rcw_expect_aeth(test, w, SHCA_RCW_ACK, shca_rcw_rq(0), 1);
 	shca_rcw_quiet(test, w);
 	if (c->odp)
-		atomic_dec(&dev->odp_mrs);
+		shca_dev_odp_put(dev);
 	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w,
 					       SHCA_CNT_RX_SOFTIRQ_RUNS) - runs,
 			c->held || c->odp ? 0 : 1);

@@ -243,6 +243,7 @@ void shca_dev_odp_get(struct shca_dev *dev)
 	if (atomic_inc_return(&dev->odp_mrs) == 1)
 		synchronize_rcu();
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_dev_odp_get);
 
 /**
  * shca_dev_odp_put() - an ODP MR of the device is gone
@@ -254,6 +255,7 @@ void shca_dev_odp_put(struct shca_dev *dev)
 {
 	atomic_dec(&dev->odp_mrs);
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_dev_odp_put);
 
 /*
  * An RC requester's ACK timer waits as long as the QP's path takes to

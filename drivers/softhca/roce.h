@@ -225,10 +225,10 @@ struct shca_roce_qp {
 	bool tx_held;
 };
 
-enum shca_tx shca_roce_send(struct shca_qp *qp, struct shca_msg *msg);
 /* Runs, or schedules, the engine of a QP that packets were queued on. */
 typedef void (*shca_roce_rx_ready_t)(struct shca_qp *qp);
 
+enum shca_tx shca_roce_send(struct shca_qp *qp, struct shca_msg *msg);
 void shca_roce_rx_init(shca_roce_rx_ready_t ready);
 void shca_roce_recv(struct shca_dev *dev, struct sk_buff *skb);
 bool shca_roce_rx_run(struct shca_qp *qp);
