@@ -892,10 +892,12 @@ capture_stop() {
 # clock calibration fails now and then under TCG) records none.
 bench_perf() {
 	local where=$1 figure=$2 cols=$3 tool=$4 log=$mydir/cases/bench pid
+	local sent_a sent_b
 	local client=("${in_b[@]}" "$tool" -d shb) line
 	shift 4
 	[ "$where" = ns ] || client=("${in_a[@]}" "$tool" -d sha)
 	mkdir -p "${log%/*}"
+	sent_a=$(sent sha) sent_b=$(sent shb)
 	"${in_a[@]}" timeout 120 "$tool" -d sha -x 1 -p 18516 "$@" \
 		>"$log.server" 2>&1 </dev/null &
 	pid=$!
@@ -907,6 +909,11 @@ bench_perf() {
 	wait "$pid"
 	line=$(perftest_line "$log.client")
 	echo "softhca-$where $figure: ${line:-no figures}"
+	# What the run cost on the wire: the requester's (client's) packets
+	# and the responder's answers (ACKs, mostly).
+	[ "$where" = loop ] ||
+		echo "softhca-ns $figure: packets sent: client" \
+			"$(($(sent shb) - sent_b)), server $(($(sent sha) - sent_a))"
 	[ -n "$line" ] || tail -n 3 "$log.server" "$log.client"
 	if [ "$cols" = 5,8 ]; then
 		awk -v d="softhca-$where" -v f="$figure" \
