@@ -177,6 +177,8 @@ static void shca_rcw_exit(struct kunit *test)
  * @rkey: a WRITE's RETH: remote key
  * @imm: immediate data
  * @ackreq: the last packet asks for an acknowledgment (RC requests)
+ * @followed: the requester sent it with the next message posted right
+ *	behind: its last packet leaves the ACK to that one's
  * @msn: a READ response's AETH: MSN
  */
 struct shca_rcw_msg {
@@ -189,6 +191,7 @@ struct shca_rcw_msg {
 	u32 rkey;
 	u32 imm;
 	bool ackreq;
+	bool followed;
 	u32 msn;
 };
 
@@ -478,9 +481,10 @@ static void shca_rcw_expect_aeth(struct kunit *test, struct shca_rcw *w,
 }
 
 /*
- * Does @m's packet @i ask for an ACK?  If @m does (RC): the last one, and
- * every SHCA_WIRE_ACK_EVERY-th PSN, and, with @pause, this one, the last
- * of a burst the congestion window cut short.
+ * Does @m's packet @i ask for an ACK?  If @m does (RC): the last one,
+ * unless a message followed, and every SHCA_WIRE_ACK_EVERY-th PSN, and,
+ * with @pause, this one, the last of a burst the congestion window cut
+ * short.
  */
 static bool shca_rcw_ackreq(struct shca_rcw *w, const struct shca_rcw_msg *m,
 			    u32 i, bool pause)
@@ -488,7 +492,8 @@ static bool shca_rcw_ackreq(struct shca_rcw *w, const struct shca_rcw_msg *m,
 	u32 next = shca_rcw_psn(m->psn, i + 1);
 
 	return m->ackreq &&
-	       (shca_rcw_last(shca_rcw_pos(i, shca_rcw_npkts(w, m->len))) ||
+	       ((!m->followed &&
+		 shca_rcw_last(shca_rcw_pos(i, shca_rcw_npkts(w, m->len)))) ||
 		!(next % SHCA_WIRE_ACK_EVERY) || pause);
 }
 
@@ -625,6 +630,21 @@ static void shca_rcw_inject_batch(struct kunit *test, struct shca_rcw *w,
 				  const struct shca_frame *f, u32 n)
 {
 	shca_rcw_inject_held(test, w, f, n);
+	shca_engine_unlock(to_shca_qp(w->dp.qp[0]));
+}
+
+/*
+ * The requester's engine held while the test posts several WQEs, as a
+ * run in progress holds it: the run after shca_rcw_release() finds them
+ * all posted, and each message but the last is followed.
+ */
+static void shca_rcw_hold(struct shca_rcw *w)
+{
+	shca_engine_lock(to_shca_qp(w->dp.qp[0]));
+}
+
+static void shca_rcw_release(struct shca_rcw *w)
+{
 	shca_engine_unlock(to_shca_qp(w->dp.qp[0]));
 }
 
@@ -2471,18 +2491,33 @@ static void shca_rcw_req_idle(struct kunit *test)
 #define SHCA_RCW_WIN_PKTS (2 * SHCA_RCW_WIN)
 #define SHCA_RCW_WIN_ID 0x100
 
-/* SENDs and WRITEs in turn, of two packets each, posted in a row. */
+/*
+ * SENDs and WRITEs in turn, of two packets each, posted in a row: only
+ * the last asks for an ACK at its end.
+ */
 static void shca_rcw_win_post(struct kunit *test, struct shca_rcw *w,
 			      struct shca_rcw_msg *m)
 {
 	int i;
 
+	shca_rcw_hold(w);
 	for (i = 0; i < SHCA_RCW_WIN; i++) {
 		m[i] = shca_rcw_req_msg(test, IB_QPT_RC, i & 1,
 					2 * SHCA_RCW_MTU - 7 * i);
 		m[i].psn = shca_rcw_sq(2 * i);
+		m[i].followed = i < SHCA_RCW_WIN - 1;
 		shca_rcw_post(test, w, &m[i], SHCA_RCW_WIN_ID + i);
 	}
+	shca_rcw_release(w);
+}
+
+/* The messages go again: a resend asks for an ACK at each one's end. */
+static void shca_rcw_win_again(struct shca_rcw_msg *m)
+{
+	int i;
+
+	for (i = 0; i < SHCA_RCW_WIN; i++)
+		m[i].followed = false;
 }
 
 /* Every message of the window leaves, none waiting for an answer. */
@@ -2515,9 +2550,10 @@ static void shca_rcw_win_done(struct kunit *test, struct shca_rcw *w,
 
 /*
  * Four messages leave back to back, before any answer: the QP keeps them
- * in flight.  An ACK of the second's last PSN completes the first two
- * (coalesced: the first was not acknowledged on its own), an ACK of the
- * fourth's the rest, each in order.
+ * in flight, and asks for one ACK, the last's.  An ACK of the second's
+ * last PSN completes the first two (coalesced: the first was not
+ * acknowledged on its own), an ACK of the fourth's the rest, each in
+ * order.
  */
 static void shca_rcw_win_stream(struct kunit *test)
 {
@@ -2536,8 +2572,9 @@ static void shca_rcw_win_stream(struct kunit *test)
 
 /*
  * A send queue of 64 keeps a window of 32 messages: 40 SENDs of a packet
- * posted, 32 leave and the rest wait; the ACK of the 32nd completes the
- * 32, each WQE as posted, and lets the rest leave.
+ * posted, 32 leave and the rest wait, the 32nd asking for an ACK; the
+ * ACK of the 32nd completes the 32, each WQE as posted, and lets the
+ * rest leave.
  */
 #define SHCA_RCW_FULL 40
 
@@ -2550,11 +2587,15 @@ static void shca_rcw_win_full(struct kunit *test)
 
 	shca_rcw.depth = 64;
 	w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	shca_rcw_hold(w);
 	for (i = 0; i < SHCA_RCW_FULL; i++) {
 		m[i] = shca_rcw_req_msg(test, IB_QPT_RC, false, 8 + i);
 		m[i].psn = shca_rcw_sq(i);
+		/* The 32nd fills the window: nothing follows it at once. */
+		m[i].followed = i != 31 && i != SHCA_RCW_FULL - 1;
 		shca_rcw_post(test, w, &m[i], 0x500 + i);
 	}
+	shca_rcw_release(w);
 	for (i = 0; i < 32; i++)
 		shca_rcw_expect_msg(test, w, &m[i], 0);
 	shca_rcw_quiet(test, w);
@@ -2602,6 +2643,7 @@ static void shca_rcw_win_loss(struct kunit *test)
 	shca_rcw_win_sent(test, w, m);
 	shca_rcw_answer(test, w, SHCA_RCW_NAK(SHCA_RCW_NAK_SEQ),
 			shca_rcw_sq(lost));
+	shca_rcw_win_again(m);
 	for (i = lost / 2; i < SHCA_RCW_WIN; i++)
 		shca_rcw_expect_msg(test, w, &m[i], i == lost / 2 ? lost % 2 : 0);
 	shca_rcw_win_done(test, w, 0, lost / 2);
@@ -2636,6 +2678,7 @@ static void shca_rcw_win_timeout(struct kunit *test)
 	shca_rcw_win_sent(test, w, m);
 	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(4));
 	shca_rcw_win_done(test, w, 0, 2);
+	shca_rcw_win_again(m);
 	shca_rcw_expect_msg(test, w, &m[2], 1);
 	shca_rcw_expect_msg(test, w, &m[3], 0);
 	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(7));
@@ -2742,12 +2785,46 @@ static void shca_rcw_win_fence(struct kunit *test)
 }
 
 /*
- * A SEND, a READ and a SEND in flight.  With @lost false the peer sends
- * the READ's response (which acknowledges the first SEND: the responder
- * answers in order) and an ACK of the last SEND: all three complete, in
- * order.  With @lost true the READ's response is lost, and the ACK of
- * the last SEND tells: the READ is asked for again, and the SEND behind
- * it sent again (go-back-N), before all three complete.
+ * A SEND and a LOCAL_INV posted together.  The LOCAL_INV waits for the
+ * SEND's answer, so the SEND asks for an ACK though a WQE follows it:
+ * one that is no message.  Its ACK completes both, in order.
+ */
+static void shca_rcw_win_local(struct kunit *test)
+{
+	struct shca_rcw *w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, false, 100);
+	u8 *buf = shca_rcw_buf(test, 64);
+	struct ib_send_wr inv = {
+		.wr_id = 0x801,
+		.opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	struct ib_wc wc;
+
+	w->mr = shca_dp_frwr(&w->dp, 0, buf, 64, IB_ACCESS_LOCAL_WRITE);
+	inv.ex.invalidate_rkey = w->mr->rkey;
+	shca_rcw_hold(w);
+	shca_rcw_post(test, w, &m, 0x800);
+	KUNIT_ASSERT_EQ(test, shca_dp_post_send(&w->dp, 0, &inv), 0);
+	shca_rcw_release(w);
+	shca_rcw_expect_msg(test, w, &m, 0);
+	shca_rcw_quiet(test, w);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(0));
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x800, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x801, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_LOCAL_INV);
+	shca_rcw_quiet(test, w);
+}
+
+/*
+ * A SEND, a READ and a SEND in flight, the first SEND asking for no ACK:
+ * the READ follows it.  With @lost false the peer sends the READ's
+ * response (which acknowledges the first SEND: the responder answers in
+ * order) and an ACK of the last SEND: all three complete, in order.  With
+ * @lost true the READ's response is lost, and the ACK of the last SEND
+ * tells: the READ is asked for again, and the SEND behind it sent again
+ * (go-back-N), before all three complete.
  */
 static void shca_rcw_win_mixed(struct kunit *test, bool lost)
 {
@@ -2759,9 +2836,12 @@ static void shca_rcw_win_mixed(struct kunit *test, bool lost)
 
 	shca_dp_fill(remote, 100, 40);
 	s2.psn = shca_rcw_sq(2);
+	s0.followed = true;
+	shca_rcw_hold(w);
 	shca_rcw_post(test, w, &s0, 0x400);
 	shca_rcw_post_read(test, w, local, 100, 0x401);
 	shca_rcw_post(test, w, &s2, 0x402);
+	shca_rcw_release(w);
 	shca_rcw_expect_msg(test, w, &s0, 0);
 	shca_rcw_expect_read_req(test, w, shca_rcw_sq(1), 0, 100);
 	shca_rcw_expect_msg(test, w, &s2, 0);
@@ -3867,6 +3947,7 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_win_timeout),
 	KUNIT_CASE(shca_rcw_win_rd_atomic),
 	KUNIT_CASE(shca_rcw_win_fence),
+	KUNIT_CASE(shca_rcw_win_local),
 	KUNIT_CASE(shca_rcw_win_implied),
 	KUNIT_CASE(shca_rcw_win_read_lost),
 	KUNIT_CASE(shca_rcw_win_pace),

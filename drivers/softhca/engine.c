@@ -405,6 +405,42 @@ static enum ib_wc_status shca_req_build(struct shca_qp *qp,
 	return shca_req_dest(qp, w, msg, av);
 }
 
+static bool shca_req_local_op(u8 opcode)
+{
+	return opcode == IB_WR_REG_MR || opcode == IB_WR_BIND_MW ||
+	       opcode == IB_WR_LOCAL_INV;
+}
+
+/*
+ * Will the WQE after the one being sent go on the wire right behind it, in
+ * this run or the next?  Yes when the QP is ready to send, the window has
+ * a slot for it, and it is posted and a message: a local operation waits
+ * for every answer before it.  Its requester then leaves the ACK to the
+ * last message of the burst (or to the congestion window's end), and the
+ * responder answers a burst, not each message of it: in the receive
+ * softirq, which runs each packet as it comes, nothing else coalesces
+ * them.  A wire message blocked for room asks for nothing more: the
+ * window's end asked already, and READ and atomic responses come anyway.
+ *
+ * The next WQE's opcode is read here, before its copy is taken, as a
+ * hint only: whatever a process writes there, the worst that follows is
+ * an ACK that waits for the local ACK timeout, whose resend asks for it.
+ */
+static bool shca_req_followed(struct shca_qp *qp)
+{
+	struct shca_queue *q = &qp->sq.queue;
+	u32 next = qp->req.taken + 1;
+	const struct softhca_send_wqe *hdr;
+	u8 opcode;
+
+	if (READ_ONCE(qp->state) != IB_QPS_RTS || next >= qp->req.win ||
+	    shca_queue_pending(q) <= next)
+		return false;
+	hdr = shca_queue_entry(q, q->cons + next);
+	opcode = READ_ONCE(hdr->opcode);
+	return shca_send_op_ok(qp, opcode) && !shca_req_local_op(opcode);
+}
+
 /*
  * Hands @msg to the first transport that reaches its destination.  Behind
  * messages in a window, a message follows them there.
@@ -444,6 +480,7 @@ static enum shca_tx shca_req_transport(struct shca_qp *qp,
 		goto out_release;
 	res->byte_len = msg.len;
 	msg.slot = ws;
+	msg.followed = msg.qp_type == IB_QPT_RC && shca_req_followed(qp);
 
 	tx = shca_req_send(qp, &msg);
 	if (tx == SHCA_TX_PENDING || tx == SHCA_TX_BLOCKED)
@@ -667,9 +704,7 @@ static enum shca_step shca_req_one(struct shca_qp *qp, u32 *bytes)
 	w = shca_req_take(qp);
 	if (!shca_swqe_ok(qp, w)) {
 		res.status = IB_WC_LOC_QP_OP_ERR;
-	} else if (w->hdr.opcode == IB_WR_REG_MR ||
-		   w->hdr.opcode == IB_WR_BIND_MW ||
-		   w->hdr.opcode == IB_WR_LOCAL_INV) {
+	} else if (shca_req_local_op(w->hdr.opcode)) {
 		/* Executed once the messages before it are answered. */
 		if (qp->req.taken) {
 			qp->req.held = false;

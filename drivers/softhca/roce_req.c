@@ -5,7 +5,12 @@
  * A message is segmented to the path MTU and numbered from the QP's send
  * PSN: a SEND or WRITE takes a PSN per packet, a READ one per response
  * packet it asks for, an atomic one.  The last packet of an RC message
- * asks for an acknowledgment.  UC sends, and completes.
+ * asks for an acknowledgment, unless the engine sends another message
+ * right behind it: a burst is acknowledged at its end (and every
+ * SHCA_WIRE_ACK_EVERY PSNs), not per message.  IBA leaves that to the
+ * requester; Mellanox's drivers set their HCAs to ask at least every 256
+ * packets (mlx4's ack_req_freq).  A READ's or atomic's request asks for
+ * nothing: its responses answer it.  UC sends, and completes.
  *
  * RC keeps a window of messages in flight: the engine's WQEs it took
  * and has not completed (shca_req_ws()), in PSN order.  A message
@@ -197,8 +202,25 @@ static int shca_req_atomic_send(struct shca_qp *qp, struct shca_wire_slot *ws,
 }
 
 /*
- * A SEND or WRITE, from its packet @i on, before PSN @stop; the last
- * packet sent asks for an ACK, as does every SHCA_WIRE_ACK_EVERY-th.
+ * Does a SEND's or WRITE's packet, the last of its message or not (@last),
+ * ask for an ACK?  It does when it is the packet before PSN @next and
+ * @next is the congestion window's end (@stop) or a multiple of
+ * SHCA_WIRE_ACK_EVERY, and when it ends a message that no other follows
+ * right behind (shca_req_followed() in engine.c): a burst's messages are
+ * acknowledged together.  ATOMIC WRITE and FLUSH always ask: their
+ * answer is a response.
+ */
+static bool shca_req_ackreq(const struct shca_msg *msg, bool last, u32 next,
+			    u32 stop)
+{
+	return (last && (!msg->followed ||
+			 shca_req_placement_op(msg->opcode))) ||
+	       next == stop || !(next % SHCA_WIRE_ACK_EVERY);
+}
+
+/*
+ * A SEND or WRITE, from its packet @i on, before PSN @stop; the packets
+ * shca_req_ackreq() names ask for an ACK, among them the last one sent.
  * Return: the packets sent, or -EFAULT.
  */
 static int shca_req_data(struct shca_qp *qp, struct shca_wire_slot *ws,
@@ -236,8 +258,8 @@ static int shca_req_data(struct shca_qp *qp, struct shca_wire_slot *ws,
 		pkt.paylen = min(pmtu, msg->len - off);
 		pkt.se = last && (msg->flags & SOFTHCA_WQE_SOLICITED);
 		pkt.ackreq = transport == SHCA_TRANSPORT_RC &&
-			     (last || shca_psn_add(pkt.psn, 1) == stop ||
-			      !(shca_psn_add(pkt.psn, 1) % SHCA_WIRE_ACK_EVERY));
+			     shca_req_ackreq(msg, last,
+					     shca_psn_add(pkt.psn, 1), stop);
 		ret = shca_roce_xmit(qp, msg->av, &pkt, msg->payload);
 		if (ret == -EFAULT)
 			return ret;
@@ -285,10 +307,11 @@ static int shca_req_push(struct shca_qp *qp, struct shca_wire_slot *ws,
 {
 	struct shca_wire_req *wr = &qp->roce->req;
 	u32 i = shca_psn_diff(wr->nxt, ws->first), from = wr->nxt;
-	u32 resent;
+	u32 stop = shca_req_stop(wr), resent;
+	bool asked;
 	int n;
 
-	n = shca_req_transmit(qp, ws, msg, i, shca_req_stop(wr));
+	n = shca_req_transmit(qp, ws, msg, i, stop);
 	if (n <= 0)
 		return n;
 	if (ws->wr_opcode == IB_WR_RDMA_READ)
@@ -303,10 +326,14 @@ static int shca_req_push(struct shca_qp *qp, struct shca_wire_slot *ws,
 		wr->high = wr->nxt;
 	/*
 	 * Sent for the first time: timed, unless a PSN is already.  A
-	 * READ's request is answered by its first response, the others'
-	 * last packet by an ACK.
+	 * READ's request is answered by its first response, an atomic's by
+	 * its acknowledgment, the others' last packet by an ACK, if it asked
+	 * for one: else a later one would time the packets between too.
 	 */
-	if (!resent && !wr->timing) {
+	asked = shca_req_responded(ws) ||
+		shca_req_ackreq(msg, wr->nxt == shca_req_end(ws), wr->nxt,
+				stop);
+	if (!resent && !wr->timing && asked) {
 		wr->timing = true;
 		wr->timed_psn = ws->wr_opcode == IB_WR_RDMA_READ ? from :
 				shca_psn_add(wr->nxt, SHCA_BTH_PSN);

@@ -58,6 +58,8 @@ enum shca_tx {
  * @av: the path (GIDs and the GRH fields a UD receiver sees)
  * @smac: the requester's MAC address
  * @slot: RC: where the requester's window keeps the message's state
+ * @followed: RC: the engine sends the next WQE's message right behind
+ *	this one, whose last packet then need not ask for an ACK
  * @status: set by the responder with SHCA_TX_DONE, as the requester's
  *	completion reports it
  * @rnr_timer: set with SHCA_TX_RNR: the responder's minimum RNR timer
@@ -83,6 +85,7 @@ struct shca_msg {
 	const struct shca_av *av;
 	const u8 *smac;
 	struct shca_wire_slot *slot;
+	bool followed;
 
 	enum ib_wc_status status;
 	u8 rnr_timer;
