@@ -256,7 +256,7 @@ netns_table() {
 	printf '%-22s %12s %12s %8s  %s\n' figure veth loopback ratio unit
 	while read -r name unit; do
 		ns=$(median "$1" softhca-ns "$name")
-		lo=$(median "$1" softhca-loop "$name")
+		lo=$(median "$1" softhca-loop "${name%_jumbo}")
 		r=$(ratio "$ns" "$lo")
 		[ -n "$ns" ] && [ -n "$lo" ] || missing=$((missing + 1))
 		printf '%-22s %12s %12s %8s  %s\n' "$name" "${ns:--}" \
@@ -264,6 +264,7 @@ netns_table() {
 		lines+=("BENCH netns_$name ns=${ns:-none} loop=${lo:-none} ratio=${r:-none} unit=$unit")
 	done <<-EOF
 		write_bw_65536 MiB/s
+		write_bw_65536_jumbo MiB/s
 		write_bw_4096_q4 MiB/s
 		send_lat_2_typ us
 		send_lat_2_p99 us

@@ -33,7 +33,8 @@
 # SOFTHCA_NSWIRE_BENCH=N (netns.sh --bench): figures instead of tests, N
 # interleaved repetitions of each: perftest between sha and shb over the
 # veth ("softhca-ns"), and between sha and itself, loopback, in the same
-# boot ("softhca-loop"), as "DEV FIGURE VALUE" lines in bench.raw.
+# boot ("softhca-loop"), as "DEV FIGURE VALUE" lines in bench.raw; and
+# 64 KiB WRITEs over the veth with jumbo frames (write_bw_65536_jumbo).
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -682,6 +683,13 @@ active_mtu() {
 	ibv_devinfo -d "$1" | grep -q "active_mtu:[[:space:]]*$2 "
 }
 
+# veth_mtu MTU ACTIVE: the veth's two ends set to MTU, and sha's and
+# shb's ports then at active MTU ACTIVE.
+veth_mtu() {
+	ip -n nsa link set va mtu "$1" && ip -n nsb link set vb mtu "$1" &&
+		wait_for 10 active_mtu sha "$2" && wait_for 10 active_mtu shb "$2"
+}
+
 # The veth's MTU raised to 9000, then lowered back to 1500, while an RC
 # pingpong runs: the ports' active MTU follows (4096, then 1024) and the
 # pingpong, whose QPs kept the path MTU they were connected with, ends
@@ -690,10 +698,7 @@ active_mtu() {
 # over 60 s, pingpong's limit, on 6.12 beside three guests: both sides
 # killed mid-run, nothing in error.  So 180 s.
 mtu_flip() {
-	ip -n nsa link set va mtu 9000 && ip -n nsb link set vb mtu 9000 &&
-		wait_for 10 active_mtu sha 4096 && wait_for 10 active_mtu shb 4096 &&
-		ip -n nsa link set va mtu 1500 && ip -n nsb link set vb mtu 1500 &&
-		wait_for 10 active_mtu sha 1024 && wait_for 10 active_mtu shb 1024
+	veth_mtu 9000 4096 && veth_mtu 1500 1024
 }
 
 mtu_change() {
@@ -939,6 +944,12 @@ bench() {
 				bench_perf "$where" $spec
 			done
 		done
+		# Jumbo frames: MTU 9000, a path MTU of 4096, a quarter of the
+		# packets for the same bytes (loopback has no MTU: its figure
+		# is write_bw_65536's).
+		veth_mtu 9000 4096 &&
+			bench_perf ns write_bw_65536_jumbo 4 ib_write_bw -s 65536 -n 1000
+		veth_mtu 1500 1024 || return 1
 	done
 }
 
