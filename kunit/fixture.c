@@ -22,14 +22,24 @@
 /* Events arrive from ib_core's work queue; TCG makes it slow. */
 #define SHCA_TEST_EVENT_TIMEOUT (20 * HZ)
 
-/* A test netdev's private part: the frames it sent, while capturing. */
+/*
+ * A test netdev's private part: the frames it sent, while capturing, and
+ * the CPU the last one taken from them was sent from.
+ */
 struct shca_test_netdev {
 	struct sk_buff_head sent;
 	bool capture;
+	int sent_cpu;
 };
 
 /* Frames a capture keeps; the rest (IPv6 chatter, say) are dropped. */
 #define SHCA_TEST_CAPTURE_MAX 256
+
+/* The CPU a captured frame was sent from, kept in its control buffer. */
+static int *shca_test_cpu(struct sk_buff *skb)
+{
+	return (int *)skb->cb;
+}
 
 static netdev_tx_t shca_test_xmit(struct sk_buff *skb, struct net_device *ndev)
 {
@@ -37,6 +47,7 @@ static netdev_tx_t shca_test_xmit(struct sk_buff *skb, struct net_device *ndev)
 
 	if (READ_ONCE(priv->capture) &&
 	    skb_queue_len(&priv->sent) < SHCA_TEST_CAPTURE_MAX) {
+		*shca_test_cpu(skb) = smp_processor_id();
 		skb_queue_tail(&priv->sent, skb);
 		return NETDEV_TX_OK;
 	}
@@ -54,6 +65,14 @@ void shca_test_netdev_capture(struct net_device *ndev, bool on)
 		skb_queue_purge(&priv->sent);
 }
 
+/* The CPU the frame shca_test_netdev_sent() gave last was sent from. */
+int shca_test_netdev_sent_cpu(struct net_device *ndev)
+{
+	struct shca_test_netdev *priv = netdev_priv(ndev);
+
+	return priv->sent_cpu;
+}
+
 /*
  * The oldest frame @ndev sent while capturing, or NULL when none came
  * within @timeout jiffies.
@@ -67,6 +86,8 @@ struct sk_buff *shca_test_netdev_sent(struct net_device *ndev,
 
 	for (;;) {
 		skb = skb_dequeue(&priv->sent);
+		if (skb)
+			priv->sent_cpu = *shca_test_cpu(skb);
 		if (skb || !time_before(jiffies, end))
 			return skb;
 		usleep_range(1000, 10000);
@@ -114,8 +135,12 @@ struct net_device *shca_test_netdev_create(void)
 	ndev->max_mtu = 9000;
 	ndev->hw_features = NETIF_F_SG;
 	ndev->features = NETIF_F_SG;
-	/* A test may give it another's address, and so its GIDs. */
-	ndev->priv_flags |= IFF_LIVE_ADDR_CHANGE;
+	/*
+	 * A test may give it another's address, and so its GIDs.  No queue:
+	 * a frame reaches the capture from the CPU that sent it, as a veth
+	 * hands it on, and one QP's frames are in order per CPU only.
+	 */
+	ndev->priv_flags |= IFF_LIVE_ADDR_CHANGE | IFF_NO_QUEUE;
 	eth_hw_addr_random(ndev);
 
 	ret = register_netdev(ndev);

@@ -38,6 +38,7 @@ void shca_test_netdev_destroy(struct net_device *ndev);
 void shca_test_netdev_capture(struct net_device *ndev, bool on);
 struct sk_buff *shca_test_netdev_sent(struct net_device *ndev,
 				      unsigned long timeout);
+int shca_test_netdev_sent_cpu(struct net_device *ndev);
 
 int shca_fixture_setup(struct shca_fixture *fx, const char *name);
 void shca_fixture_teardown(struct shca_fixture *fx);

@@ -3010,6 +3010,48 @@ static void shca_rcw_resp_read_tx_queued(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, 0, 0), 0);
 }
 
+/*
+ * roce_tx.c's "One CPU": the WRITE's packets 113 to 127 are still held
+ * below, sent from one CPU, when the ACK of its 64th comes in on another.
+ * That CPU's receive softirq runs the QP, and would send the rest of the
+ * WRITE from there, where a veth would let it overtake the held packets;
+ * it hands the QP to that first CPU instead (tx_cpu_moves), and all 32
+ * leave from there, each the WRITE's next.
+ */
+static void shca_rcw_win_one_cpu(struct kunit *test)
+{
+	struct shca_rcw *w;
+	struct shca_rcw_msg m;
+	struct shca_frame f;
+	int cpu, other;
+	s64 moves;
+	u32 i;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "one CPU online");
+	w = shca_rcw_setup_rc(test, SHCA_RCW_SLOW);
+	m = shca_rcw_pace_post(test, w);
+	shca_rcw_expect_range(test, w, &m, 0, 112, false);
+	KUNIT_ASSERT_EQ(test, shca_rcw_tx_queued(w, 16, 100), 16);
+	shca_rcw_expect_pkt(test, w, &m, 112, &f);
+	cpu = shca_test_netdev_sent_cpu(w->dp.fx->ndev);
+	other = cpumask_any_but(cpu_online_mask, cpu);
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(other)),
+			0);
+	moves = shca_rcw_counter(test, w, SHCA_CNT_TX_CPU_MOVES);
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(63));
+	for (i = 113; i < SHCA_RCW_PACE; i++) {
+		shca_rcw_expect_pkt_at(test, w, &m, i, i == 127, &f);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    shca_test_netdev_sent_cpu(w->dp.fx->ndev),
+				    cpu, "packet %u", i);
+	}
+	KUNIT_EXPECT_GT(test, shca_rcw_counter(test, w, SHCA_CNT_TX_CPU_MOVES),
+			moves);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+	shca_rcw_pace_done(test, w, &m);
+}
+
 /* What answers the device's message, ahead of the peer's SEND. */
 struct shca_rcw_order_case {
 	const char *name;
@@ -3954,6 +3996,7 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_win_pace_forged),
 	KUNIT_CASE(shca_rcw_win_tx_queued),
 	KUNIT_CASE(shca_rcw_resp_read_tx_queued),
+	KUNIT_CASE(shca_rcw_win_one_cpu),
 	KUNIT_CASE_PARAM(shca_rcw_answer_order, shca_rcw_order_gen_params),
 	KUNIT_CASE_PARAM(shca_rcw_rx_here, shca_rcw_here_gen_params),
 	KUNIT_CASE(shca_rcw_win_halve),

@@ -35,6 +35,7 @@ enum shca_counter {
 	SHCA_CNT_RESENT_SEQ,		/* a sequence NAK or READ gap, */
 	SHCA_CNT_RESENT_RNR,		/* an RNR NAK */
 	SHCA_CNT_RX_SOFTIRQ_RUNS,	/* receive runs in the softirq */
+	SHCA_CNT_TX_CPU_MOVES,		/* sends handed to their QP's CPU */
 	SHCA_CNT_DROP,
 	SHCA_CNT_MAX = SHCA_CNT_DROP + SHCA_DROP_MAX - 1,
 };
@@ -46,6 +47,19 @@ static inline enum ib_mtu shca_active_mtu(struct net_device *ndev)
 
 	/* Below 256 bytes there is no IB MTU; report the smallest one. */
 	return mtu ?: IB_MTU_256;
+}
+
+/*
+ * Does @ndev keep packets in order only as each CPU gave them?  So do a
+ * netdev with no queue of its own (a veth, which hands each packet to
+ * the receive backlog of the CPU that sent it; a bond) and one with
+ * several transmit queues (XPS picks one by CPU).  A netdev with one
+ * queue keeps the order in which all CPUs gave them.
+ */
+static inline bool shca_net_per_cpu_order(const struct net_device *ndev)
+{
+	return (ndev->priv_flags & IFF_NO_QUEUE) ||
+	       READ_ONCE(ndev->real_num_tx_queues) > 1;
 }
 
 /*

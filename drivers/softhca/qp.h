@@ -165,6 +165,15 @@ static inline void shca_engine_kick_rx(struct shca_qp *qp)
 	queue_work(qp->local_wq, &qp->rx_work);
 }
 
+/*
+ * The receive work on @cpu, where the QP's queued packets left from
+ * (roce_tx.c).  Return: false when the work was already queued.
+ */
+static inline bool shca_engine_kick_rx_on(struct shca_qp *qp, int cpu)
+{
+	return queue_work_on(cpu, qp->local_wq, &qp->rx_work);
+}
+
 /* The path MTU in bytes: RC and UC messages are segmented to it. */
 static inline u32 shca_qp_pmtu(const struct shca_qp *qp)
 {

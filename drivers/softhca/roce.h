@@ -211,6 +211,8 @@ struct shca_wire_resp {
  * @req: RC: the requester's window on the wire (roce_req.c)
  * @resp: RC and UC: the responder of packets from the wire (roce_resp.c)
  * @tx_queued: RC: packets sent and not yet freed by the layers below
+ * @tx_ordered: RC: of those, the ones whose order counts (all but ACKs)
+ * @tx_cpu: RC: the CPU the last of those left from
  * @tx_held: RC: the requester stopped for them, and waits for a kick
  *
  * Made with the QP (struct shca_transport's qp_init), which holds it as
@@ -222,6 +224,8 @@ struct shca_roce_qp {
 	struct shca_wire_req req;
 	struct shca_wire_resp resp;
 	atomic_t tx_queued;
+	atomic_t tx_ordered;
+	int tx_cpu;
 	bool tx_held;
 };
 
@@ -237,7 +241,7 @@ void shca_roce_rx_purge(struct shca_qp *qp);
 /* Packet transmission, for the requester and the responder (roce_tx.c). */
 int shca_roce_xmit(struct shca_qp *qp, const struct shca_av *av,
 		   const struct shca_pkt *pkt, struct shca_sgl *src);
-bool shca_roce_tx_full(struct shca_qp *qp);
+bool shca_roce_tx_hold(struct shca_qp *qp);
 
 /* The RC and UC requester (roce_req.c). */
 enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg);

@@ -32,7 +32,7 @@
  * SHCA_WIRE_CWND_MIN.  So what go-back-N resends per loss stays about
  * what the path holds, not what the window or the message does.  Nor
  * does anything leave while SHCA_WIRE_TX_QUEUED of the QP's packets wait
- * below it (shca_roce_tx_full(), roce_tx.c): the netdev paces the window.
+ * below it (shca_roce_tx_hold(), roce_tx.c): the netdev paces the window.
  *
  * Answers are packets for the QP, which its engine executes before it
  * runs the send queue (shca_roce_req_rx()).  The responder answers in
@@ -250,7 +250,7 @@ static int shca_req_data(struct shca_qp *qp, struct shca_wire_slot *ws,
 	for (; i < ws->npsn; i++, off += pkt.paylen) {
 		pkt.psn = shca_psn_add(ws->first, i);
 		if (shca_psn_diff(pkt.psn, stop) >= 0 ||
-		    (transport == SHCA_TRANSPORT_RC && shca_roce_tx_full(qp)))
+		    (transport == SHCA_TRANSPORT_RC && shca_roce_tx_hold(qp)))
 			break;
 		pos = shca_pkt_pos(i, ws->npsn);
 		last = pos == SHCA_POS_LAST || pos == SHCA_POS_ONLY;
@@ -371,7 +371,7 @@ static bool shca_req_room(struct shca_qp *qp, const struct shca_msg *msg)
 		return false;
 	return wr->nxt == qp->req.psn &&
 	       shca_psn_diff(wr->nxt, wr->una) < wr->cwnd &&
-	       !shca_roce_tx_full(qp);
+	       !shca_roce_tx_hold(qp);
 }
 
 /**
@@ -619,7 +619,7 @@ unsigned int shca_roce_req_need(struct shca_qp *qp,
 	/* A READ's next part once the last one's responses are in. */
 	if ((ws->wr_opcode != IB_WR_RDMA_READ || !ws->asked ||
 	     wr->nxt == ws->first || wr->nxt == wr->una) &&
-	    !shca_roce_tx_full(qp))
+	    !shca_roce_tx_hold(qp))
 		need |= SHCA_WIRE_NEED_SEND;
 	return need;
 }

@@ -373,7 +373,7 @@ static enum shca_rr_read shca_rr_read_send(struct shca_qp *qp,
 	};
 
 	for (; rd->sent < rd->n; rd->sent++) {
-		if (shca_roce_tx_full(qp))
+		if (shca_roce_tx_hold(qp))
 			return SHCA_RR_READ_HELD;
 		if (!*budget)
 			return SHCA_RR_READ_MORE;

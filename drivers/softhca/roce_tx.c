@@ -14,12 +14,30 @@
  * until the layers below free them: a NIC once it has put them on the
  * wire, a qdisc that drops them, a veth as it hands them on.  Past
  * SHCA_WIRE_TX_QUEUED the requester sends no more, nor the responder
- * READ responses (shca_roce_tx_full()), and the packet that brings the
+ * READ responses (shca_roce_tx_hold()), and the packet that brings the
  * count down to SHCA_WIRE_TX_RESUME runs its engine again.  So a window
  * or a READ's answer leaves at the pace the NIC takes it, not in one
  * burst that a full ring or socket (QEMU's user-space wire, say) drops
  * the end of.  Each packet holds its QP until it is freed: a QP's
  * destruction waits for its packets to leave.
+ *
+ * One CPU.  The layers below keep a flow's packets in order only as each
+ * CPU gave them: a veth hands a packet to the receive backlog of the CPU
+ * that sent it, and a NIC with a transmit queue per CPU (XPS) puts it on
+ * that CPU's ring.  A QP's engine runs where its work, a doorbell or the
+ * receive softirq finds it, so consecutive packets may leave from two
+ * CPUs, and the second CPU's overtake the first's: the responder drops
+ * them as out of sequence, and the requester goes back for them and
+ * halves its congestion window.  So while a QP's packets whose order
+ * counts are still queued below such a netdev (shca_net_per_cpu_order()),
+ * the QP sends only from the CPU they left from: a run elsewhere sends
+ * nothing and hands the QP to its receive work on that CPU (counted in
+ * tx_cpu_moves).  A netdev with one queue keeps every CPU's packets in
+ * order, and a NIC frees them late, so there the QP stays free.  ACKs are exempt:
+ * a late one is a duplicate, and holding them would delay the next
+ * request of a round trip.  A run that moves to another CPU between the
+ * test and the send (a preempted unbound worker) may still send one
+ * packet from there, which the go-back recovers, as before.
  */
 
 #include <linux/skbuff.h>
@@ -167,34 +185,81 @@ static void shca_roce_tx_done(struct sk_buff *skb)
 	shca_qp_put(qp);
 }
 
-/* Counts @skb among @qp's queued packets until the layers below free it. */
-static void shca_roce_tx_own(struct shca_qp *qp, struct sk_buff *skb)
+/* An RC packet whose order counts left the layers below: "One CPU". */
+static void shca_roce_tx_done_ordered(struct sk_buff *skb)
 {
+	struct shca_qp *qp = skb_shinfo(skb)->destructor_arg;
+
+	atomic_dec(&qp->roce->tx_ordered);
+	shca_roce_tx_done(skb);
+}
+
+/*
+ * Counts @skb among @qp's queued packets until the layers below free it,
+ * and, @ordered, among those that keep the QP on this CPU.
+ * Context: BH disabled, on the CPU that sends @skb.
+ */
+static void shca_roce_tx_own(struct shca_qp *qp, struct sk_buff *skb,
+			     bool ordered)
+{
+	struct shca_roce_qp *roce = qp->roce;
+
 	kref_get(&qp->ref);
-	atomic_inc(&qp->roce->tx_queued);
+	atomic_inc(&roce->tx_queued);
 	skb_shinfo(skb)->destructor_arg = qp;
 	skb->destructor = shca_roce_tx_done;
+	if (ordered) {
+		atomic_inc(&roce->tx_ordered);
+		WRITE_ONCE(roce->tx_cpu, smp_processor_id());
+		skb->destructor = shca_roce_tx_done_ordered;
+	}
+}
+
+/*
+ * Are @qp's packets whose order counts still queued below a netdev that
+ * keeps them in order only per CPU, sent from another CPU?  Then its
+ * receive work runs there ("One CPU"); a CPU gone offline keeps nothing.
+ */
+static bool shca_roce_tx_moved(struct shca_qp *qp)
+{
+	struct shca_dev *dev = to_shca_dev(qp->ibqp.device);
+	struct shca_roce_qp *roce = qp->roce;
+	int cpu = READ_ONCE(roce->tx_cpu);
+
+	if (!atomic_read(&roce->tx_ordered) ||
+	    cpu == raw_smp_processor_id() || !cpu_online(cpu) ||
+	    !shca_net_per_cpu_order(dev->ndev))
+		return false;
+	if (shca_engine_kick_rx_on(qp, cpu))
+		shca_count(dev, SHCA_CNT_TX_CPU_MOVES);
+	return true;
 }
 
 /**
- * shca_roce_tx_full() - may an RC QP send no more for now?
+ * shca_roce_tx_hold() - must an RC QP send no more for now?
  * @qp: the requester, or the responder answering a READ
  *
  * Context: the engine.
  * Return: true when SHCA_WIRE_TX_QUEUED of its packets are still queued
- * below: the one that brings them down to SHCA_WIRE_TX_RESUME kicks its
- * engine.
+ * below (the one that brings them down to SHCA_WIRE_TX_RESUME kicks its
+ * engine), or else when those it sent last left from another CPU and are
+ * still queued (its receive work on that CPU is kicked).  A QP held for
+ * the first reason hands over only once it may send: a run that finds
+ * it full, here or there (a stream's polling worker, every 50 us), would
+ * have nothing for the other CPU to do.
  */
-bool shca_roce_tx_full(struct shca_qp *qp)
+bool shca_roce_tx_hold(struct shca_qp *qp)
 {
 	struct shca_roce_qp *roce = qp->roce;
 
-	if (atomic_read(&roce->tx_queued) < SHCA_WIRE_TX_QUEUED)
-		return false;
-	WRITE_ONCE(roce->tx_held, true);
-	/* Against shca_roce_tx_done(): one of the two sees the other. */
-	smp_mb();
-	return atomic_read(&roce->tx_queued) >= SHCA_WIRE_TX_QUEUED;
+	if (atomic_read(&roce->tx_queued) >= SHCA_WIRE_TX_QUEUED) {
+		WRITE_ONCE(roce->tx_held, true);
+		/* Against shca_roce_tx_done(): one of the two sees the other. */
+		smp_mb();
+		if (atomic_read(&roce->tx_queued) >= SHCA_WIRE_TX_QUEUED)
+			return true;
+	}
+	return shca_roce_tx_moved(qp);
 }
 
 /**
@@ -226,12 +291,16 @@ int shca_roce_xmit(struct shca_qp *qp, const struct shca_av *av,
 		shca_count(dev, SHCA_CNT_TX_ERRORS);
 		return PTR_ERR(skb);
 	}
+	/* Recorded on the CPU it leaves from ("One CPU"). */
+	local_bh_disable();
 	if (qp->ibqp.qp_type == IB_QPT_RC)
-		shca_roce_tx_own(qp, skb);
+		shca_roce_tx_own(qp, skb,
+				 pkt->opcode != SHCA_OPCODE(RC, ACKNOWLEDGE));
 	shca_net_xmit(dev, av,
 		      rdma_get_udp_sport(av->attr.grh.flow_label,
 					 qp->ibqp.qp_num, pkt->dqpn),
 		      skb);
+	local_bh_enable();
 	return 0;
 }
 

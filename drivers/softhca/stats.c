@@ -25,6 +25,7 @@ static struct rdma_stat_desc shca_counter_descs[SHCA_CNT_MAX] = {
 	[SHCA_CNT_RESENT_SEQ] = { .name = "tx_resent_seq" },
 	[SHCA_CNT_RESENT_RNR] = { .name = "tx_resent_rnr" },
 	[SHCA_CNT_RX_SOFTIRQ_RUNS] = { .name = "rx_softirq_runs" },
+	[SHCA_CNT_TX_CPU_MOVES] = { .name = "tx_cpu_moves" },
 };
 
 /* Context: module init, before any device exists. */
