@@ -78,6 +78,12 @@ sent() {
 	if [[ $1 == rxe* ]]; then counter "$1" sent_pkts; else counter "$1" tx_packets; fi
 }
 
+# resent DEV: the packets softhca's DEV resent, for any cause.
+resent() {
+	echo $(($(counter "$1" tx_resent_timeout) + $(counter "$1" tx_resent_seq) +
+		$(counter "$1" tx_resent_rnr)))
+}
+
 # packets NS NIC: the packets NIC sent, in namespace NS.
 packets() {
 	ip -n "$1" -s -j link show dev "$2" |
@@ -897,12 +903,13 @@ capture_stop() {
 # clock calibration fails now and then under TCG) records none.
 bench_perf() {
 	local where=$1 figure=$2 cols=$3 tool=$4 log=$mydir/cases/bench pid
-	local sent_a sent_b
+	local sent_a sent_b resent_b moves_b
 	local client=("${in_b[@]}" "$tool" -d shb) line
 	shift 4
 	[ "$where" = ns ] || client=("${in_a[@]}" "$tool" -d sha)
 	mkdir -p "${log%/*}"
 	sent_a=$(sent sha) sent_b=$(sent shb)
+	resent_b=$(resent shb) moves_b=$(counter shb tx_cpu_moves)
 	"${in_a[@]}" timeout 120 "$tool" -d sha -x 1 -p 18516 "$@" \
 		>"$log.server" 2>&1 </dev/null &
 	pid=$!
@@ -914,11 +921,16 @@ bench_perf() {
 	wait "$pid"
 	line=$(perftest_line "$log.client")
 	echo "softhca-$where $figure: ${line:-no figures}"
-	# What the run cost on the wire: the requester's (client's) packets
-	# and the responder's answers (ACKs, mostly).
+	# What the run cost on the wire: the requester's (client's) packets,
+	# of them those resent, and the times its sending went back to the
+	# CPU its queued packets left from; the responder's answers (ACKs,
+	# mostly).
 	[ "$where" = loop ] ||
 		echo "softhca-ns $figure: packets sent: client" \
-			"$(($(sent shb) - sent_b)), server $(($(sent sha) - sent_a))"
+			"$(($(sent shb) - sent_b)) (resent" \
+			"$(($(resent shb) - resent_b)), CPU hand-overs" \
+			"$(($(counter shb tx_cpu_moves) - moves_b))), server" \
+			"$(($(sent sha) - sent_a))"
 	[ -n "$line" ] || tail -n 3 "$log.server" "$log.client"
 	if [ "$cols" = 5,8 ]; then
 		awk -v d="softhca-$where" -v f="$figure" \
