@@ -2,8 +2,9 @@
 /*
  * RoCEv2's network layer: the UDP tunnel sockets on port 4791 that
  * receive for the softhca devices of each network namespace, and
- * IPv4/IPv6 transmission through a device's netdev.  Counters of what went through, and of what was
- * dropped and why, are the device's, read through `rdma statistic`.
+ * IPv4/IPv6 transmission through a device's netdev.  Counters of what
+ * went through, and of what was dropped and why, are the device's, read
+ * through `rdma statistic`.
  */
 #ifndef SHCA_NET_H
 #define SHCA_NET_H

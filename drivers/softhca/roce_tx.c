@@ -33,11 +33,11 @@
  * the QP sends only from the CPU they left from: a run elsewhere sends
  * nothing and hands the QP to its receive work on that CPU (counted in
  * tx_cpu_moves).  A netdev with one queue keeps every CPU's packets in
- * order, and a NIC frees them late, so there the QP stays free.  ACKs are exempt:
- * a late one is a duplicate, and holding them would delay the next
- * request of a round trip.  A run that moves to another CPU between the
- * test and the send (a preempted unbound worker) may still send one
- * packet from there, which the go-back recovers, as before.
+ * order, and a NIC frees them late, so there the QP stays free.  ACKs
+ * are exempt: a late one is a duplicate, and holding them would delay
+ * the next request of a round trip.  A run that moves to another CPU
+ * between the test and the send (a preempted unbound worker) may still
+ * send one packet from there, which the go-back recovers, as before.
  */
 
 #include <linux/skbuff.h>
