@@ -1442,7 +1442,9 @@ static void shca_rcw_resp_refused(struct kunit *test)
 /*
  * UC: a lost MIDDLE abandons its SEND, whose LAST is dropped; the next
  * SEND fills the receive WQE the abandoned one took, and completes; the
- * one after takes the next WQE.  Nothing is acknowledged.
+ * one after takes the next WQE.  Nothing is acknowledged.  Two packets
+ * count as out of sequence: the LAST, and the next SEND's, since the
+ * LAST, dropped, did not move the PSN expected.
  */
 static void shca_rcw_uc_gap(struct kunit *test)
 {
@@ -1458,9 +1460,11 @@ static void shca_rcw_uc_gap(struct kunit *test)
 	struct shca_frame f[3], next[3];
 	struct shca_rcw *w;
 	struct ib_wc wc;
+	s64 oos;
 
 	o.type = IB_QPT_UC;
 	w = shca_rcw_setup(test, &o);
+	oos = shca_rcw_counter(test, w, SHCA_CNT_OUT_OF_SEQUENCE);
 	shca_dp_fill(src, 1024, 7);
 	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 1, dst, 1024), 0);
 	KUNIT_ASSERT_EQ(test, shca_dp_post_recv(&w->dp, 0, 2, dst + 1024,
@@ -1478,6 +1482,9 @@ static void shca_rcw_uc_gap(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_RECV);
 	KUNIT_EXPECT_EQ(test, wc.byte_len, 200);
 	KUNIT_EXPECT_EQ(test, memcmp(dst, src + 768, 200), 0);
+	KUNIT_EXPECT_EQ(test, shca_rcw_counter(test, w,
+					       SHCA_CNT_OUT_OF_SEQUENCE),
+			oos + 2);
 
 	m.psn = shca_rcw_rq(4);
 	m.data = src;
@@ -3052,6 +3059,97 @@ static void shca_rcw_win_one_cpu(struct kunit *test)
 	shca_rcw_pace_done(test, w, &m);
 }
 
+/*
+ * UC is paced too, a message at a time: a WRITE of 64 packets leaves
+ * whole and fills the netdev's queue, and the next WRITE waits until 48
+ * of them are freed, then leaves whole, after them.  Both complete.
+ */
+static void shca_rcw_uc_tx_queued(struct kunit *test)
+{
+	const u32 held = SHCA_WIRE_TX_QUEUED - SHCA_WIRE_TX_RESUME - 1;
+	struct shca_dp_opts o = shca_dp_rc;
+	struct shca_rcw_msg m[2];
+	struct shca_rcw *w;
+	struct ib_wc wc;
+
+	o.type = IB_QPT_UC;
+	w = shca_rcw_setup(test, &o);
+	m[0] = shca_rcw_req_msg(test, IB_QPT_UC, true,
+				SHCA_WIRE_TX_QUEUED * SHCA_RCW_MTU);
+	m[1] = shca_rcw_req_msg(test, IB_QPT_UC, true, 2 * SHCA_RCW_MTU + 5);
+	m[1].psn = shca_rcw_sq(SHCA_WIRE_TX_QUEUED);
+	shca_rcw_post(test, w, &m[0], 0x50);
+	shca_rcw_post(test, w, &m[1], 0x51);
+	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_QUEUED, 100),
+			SHCA_WIRE_TX_QUEUED);
+	shca_rcw_expect_range(test, w, &m[0], 0, held, false);
+	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_RESUME + 1,
+						 100),
+			SHCA_WIRE_TX_RESUME + 1);
+	shca_rcw_expect_range(test, w, &m[0], held, SHCA_WIRE_TX_QUEUED, false);
+	shca_rcw_expect_range(test, w, &m[1], 0, 3, false);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x50, &wc), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x51, &wc), IB_WC_SUCCESS);
+	shca_rcw_quiet(test, w);
+	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, 0, 0), 0);
+}
+
+/*
+ * "One CPU" on UC, whose responder drops an overtaken message for good:
+ * a WRITE's packets 1 and 2, sent from one CPU, are still held below
+ * when the next WRITE is posted on another, whose busy-polled CQ runs the
+ * engine there.  The QP is handed back to the first CPU (tx_cpu_moves),
+ * and the second WRITE leaves from there, after the first.
+ */
+static void shca_rcw_uc_one_cpu(struct kunit *test)
+{
+	struct shca_dp_opts o = shca_dp_rc;
+	struct shca_rcw_msg m[2];
+	struct shca_frame f;
+	struct shca_rcw *w;
+	struct ib_wc wc;
+	int cpu, other;
+	s64 moves;
+	u32 i;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "one CPU online");
+	o.type = IB_QPT_UC;
+	w = shca_rcw_setup(test, &o);
+	m[0] = shca_rcw_req_msg(test, IB_QPT_UC, true, 3 * SHCA_RCW_MTU);
+	m[1] = shca_rcw_req_msg(test, IB_QPT_UC, true, 3 * SHCA_RCW_MTU - 7);
+	m[1].psn = shca_rcw_sq(3);
+	cpu = cpumask_first(cpu_online_mask);
+	other = cpumask_any_but(cpu_online_mask, cpu);
+
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(cpu)),
+			0);
+	/* A consumer that busy-polls its CQ has the engine on its CPU. */
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(w->dp.cq[0], 1, &wc), 0);
+	shca_rcw_post(test, w, &m[0], 0x40);
+	shca_rcw_expect_pkt(test, w, &m[0], 0, &f);
+	KUNIT_ASSERT_EQ(test, shca_test_netdev_sent_cpu(w->ndev), cpu);
+	KUNIT_ASSERT_EQ(test, shca_rcw_tx_queued(w, 2, 0), 2);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x40, &wc), IB_WC_SUCCESS);
+
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current,
+						   cpumask_of(other)), 0);
+	moves = shca_rcw_counter(test, w, SHCA_CNT_TX_CPU_MOVES);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(w->dp.cq[0], 1, &wc), 0);
+	shca_rcw_post(test, w, &m[1], 0x41);
+	shca_rcw_expect_range(test, w, &m[0], 1, 3, false);
+	for (i = 0; i < 3; i++) {
+		shca_rcw_expect_pkt(test, w, &m[1], i, &f);
+		KUNIT_EXPECT_EQ_MSG(test, shca_test_netdev_sent_cpu(w->ndev),
+				    cpu, "packet %u", i);
+	}
+	KUNIT_EXPECT_GT(test, shca_rcw_counter(test, w, SHCA_CNT_TX_CPU_MOVES),
+			moves);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x41, &wc), IB_WC_SUCCESS);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+	shca_rcw_quiet(test, w);
+}
+
 /* What answers the device's message, ahead of the peer's SEND. */
 struct shca_rcw_order_case {
 	const char *name;
@@ -3997,6 +4095,8 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_win_tx_queued),
 	KUNIT_CASE(shca_rcw_resp_read_tx_queued),
 	KUNIT_CASE(shca_rcw_win_one_cpu),
+	KUNIT_CASE(shca_rcw_uc_tx_queued),
+	KUNIT_CASE(shca_rcw_uc_one_cpu),
 	KUNIT_CASE_PARAM(shca_rcw_answer_order, shca_rcw_order_gen_params),
 	KUNIT_CASE_PARAM(shca_rcw_rx_here, shca_rcw_here_gen_params),
 	KUNIT_CASE(shca_rcw_win_halve),

@@ -142,7 +142,7 @@ void shca_engine_destroy(void)
 enum shca_step {
 	SHCA_STEP_DONE,		/* completed successfully, or in the window */
 	SHCA_STEP_WAIT,		/* retry when the timer fires */
-	SHCA_STEP_BLOCKED,	/* not taken: wait for the window's answers */
+	SHCA_STEP_BLOCKED,	/* not taken: wait for answers or room */
 	SHCA_STEP_ERROR,	/* completed in error: the QP left RTS */
 };
 
@@ -988,7 +988,7 @@ static bool shca_req_run(struct shca_qp *qp, u32 budget)
 		case SHCA_STEP_ERROR:
 			return true;
 		case SHCA_STEP_BLOCKED:
-			/* The window's answers run the engine again. */
+			/* Its answers, or the net's room, run it again. */
 			shca_req_arm(qp);
 			return false;
 		case SHCA_STEP_DONE:

@@ -210,10 +210,11 @@ struct shca_wire_resp {
  * @rx_bytes: the memory they pin (their truesize), under @rx_pkts.lock
  * @req: RC: the requester's window on the wire (roce_req.c)
  * @resp: RC and UC: the responder of packets from the wire (roce_resp.c)
- * @tx_queued: RC: packets sent and not yet freed by the layers below
- * @tx_ordered: RC: of those, the ones whose order counts (all but ACKs)
- * @tx_cpu: RC: the CPU the last of those left from
- * @tx_held: RC: the requester stopped for them, and waits for a kick
+ * @tx_queued: RC and UC: packets sent and not yet freed by the layers
+ *	below
+ * @tx_ordered: of those, the ones whose order counts (all but ACKs)
+ * @tx_cpu: the CPU the last of those left from
+ * @tx_held: the QP stopped sending for them, and waits for a kick
  *
  * Made with the QP (struct shca_transport's qp_init), which holds it as
  * struct shca_qp's roce; nothing but the RoCEv2 transport looks inside.

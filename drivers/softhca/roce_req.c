@@ -383,7 +383,8 @@ static bool shca_req_room(struct shca_qp *qp, const struct shca_msg *msg)
  * Context: the engine.
  * Return: SHCA_TX_DONE with @msg->status (UC; RC when the local memory
  * went away), SHCA_TX_PENDING (sent: the message is in the window until
- * answered), or SHCA_TX_BLOCKED (the window has no room for it yet).
+ * answered), or SHCA_TX_BLOCKED (not sent: the window has no room for it
+ * yet, or the layers below hold the QP, shca_roce_tx_hold()).
  */
 enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg)
 {
@@ -391,10 +392,14 @@ enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg)
 	struct shca_wire_slot *ws = msg->slot, uc = {};
 	int ret;
 
-	if (msg->qp_type == IB_QPT_UC)
+	if (msg->qp_type == IB_QPT_UC) {
+		/* No window: only the layers below hold it back. */
+		if (shca_roce_tx_hold(qp))
+			return SHCA_TX_BLOCKED;
 		ws = &uc;
-	else if (!shca_req_room(qp, msg))
+	} else if (!shca_req_room(qp, msg)) {
 		return SHCA_TX_BLOCKED;
+	}
 	*ws = (struct shca_wire_slot){
 		.first = qp->req.psn,
 		.npsn = shca_msg_npsn(msg, shca_qp_pmtu(qp)),

@@ -602,8 +602,8 @@ bool shca_roce_resp_rx(struct shca_qp *qp, const struct shca_pkt *pkt,
 		return true;
 	}
 	if (d > 0) {
+		shca_count(dev, SHCA_CNT_OUT_OF_SEQUENCE);
 		if (rc) {
-			shca_count(dev, SHCA_CNT_OUT_OF_SEQUENCE);
 			if (!rs->nak_sent)
 				shca_rr_nak(qp, SHCA_AETH_NAK, SHCA_NAK_PSN_SEQ,
 					    qp->resp.epsn);

@@ -10,34 +10,36 @@
  * the RC and UC requester's (roce_req.c) and the responder's
  * acknowledgments and READ responses (roce_resp.c) too.
  *
- * Pacing.  An RC QP's packets are counted from the moment they are sent
- * until the layers below free them: a NIC once it has put them on the
- * wire, a qdisc that drops them, a veth as it hands them on.  Past
+ * Pacing.  An RC or UC QP's packets are counted from the moment they
+ * are sent until the layers below free them: a NIC once it has put them
+ * on the wire, a qdisc that drops them, a veth as it hands them on.  Past
  * SHCA_WIRE_TX_QUEUED the requester sends no more, nor the responder
  * READ responses (shca_roce_tx_hold()), and the packet that brings the
  * count down to SHCA_WIRE_TX_RESUME runs its engine again.  So a window
  * or a READ's answer leaves at the pace the NIC takes it, not in one
  * burst that a full ring or socket (QEMU's user-space wire, say) drops
- * the end of.  Each packet holds its QP until it is freed: a QP's
- * destruction waits for its packets to leave.
+ * the end of.  A UC message leaves whole, once there is room: a burst is
+ * at most one message past the limit.  Each packet holds its QP until
+ * it is freed: a QP's destruction waits for its packets to leave.
  *
  * One CPU.  The layers below keep a flow's packets in order only as each
  * CPU gave them: a veth hands a packet to the receive backlog of the CPU
  * that sent it, and a NIC with a transmit queue per CPU (XPS) puts it on
  * that CPU's ring.  A QP's engine runs where its work, a doorbell or the
  * receive softirq finds it, so consecutive packets may leave from two
- * CPUs, and the second CPU's overtake the first's: the responder drops
+ * CPUs, and the second CPU's overtake the first's: an RC responder drops
  * them as out of sequence, and the requester goes back for them and
- * halves its congestion window.  So while a QP's packets whose order
- * counts are still queued below such a netdev (shca_net_per_cpu_order()),
- * the QP sends only from the CPU they left from: a run elsewhere sends
- * nothing and hands the QP to its receive work on that CPU (counted in
+ * halves its congestion window; a UC responder drops the messages they
+ * belong to, for good.  So while a QP's packets whose order counts are
+ * still queued below such a netdev (shca_net_per_cpu_order()), the QP
+ * sends only from the CPU they left from: a run elsewhere sends nothing
+ * and hands the QP to its receive work on that CPU (counted in
  * tx_cpu_moves).  A netdev with one queue keeps every CPU's packets in
  * order, and a NIC frees them late, so there the QP stays free.  ACKs
  * are exempt: a late one is a duplicate, and holding them would delay
  * the next request of a round trip.  A run that moves to another CPU
  * between the test and the send (a preempted unbound worker) may still
- * send one packet from there, which the go-back recovers, as before.
+ * send one packet from there: RC's go-back recovers it, as before.
  */
 
 #include <linux/skbuff.h>
@@ -173,7 +175,7 @@ static struct sk_buff *shca_roce_packet(struct shca_dev *dev,
 	return skb;
 }
 
-/* An RC packet left the layers below: see "Pacing" above. */
+/* An RC or UC packet left the layers below: see "Pacing" above. */
 static void shca_roce_tx_done(struct sk_buff *skb)
 {
 	struct shca_qp *qp = skb_shinfo(skb)->destructor_arg;
@@ -185,7 +187,7 @@ static void shca_roce_tx_done(struct sk_buff *skb)
 	shca_qp_put(qp);
 }
 
-/* An RC packet whose order counts left the layers below: "One CPU". */
+/* A packet whose order counts left the layers below: "One CPU". */
 static void shca_roce_tx_done_ordered(struct sk_buff *skb)
 {
 	struct shca_qp *qp = skb_shinfo(skb)->destructor_arg;
@@ -236,7 +238,7 @@ static bool shca_roce_tx_moved(struct shca_qp *qp)
 }
 
 /**
- * shca_roce_tx_hold() - must an RC QP send no more for now?
+ * shca_roce_tx_hold() - must an RC or UC QP send no more for now?
  * @qp: the requester, or the responder answering a READ
  *
  * Context: the engine.
@@ -293,7 +295,7 @@ int shca_roce_xmit(struct shca_qp *qp, const struct shca_av *av,
 	}
 	/* Recorded on the CPU it leaves from ("One CPU"). */
 	local_bh_disable();
-	if (qp->ibqp.qp_type == IB_QPT_RC)
+	if (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC)
 		shca_roce_tx_own(qp, skb,
 				 pkt->opcode != SHCA_OPCODE(RC, ACKNOWLEDGE));
 	shca_net_xmit(dev, av,

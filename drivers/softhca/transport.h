@@ -33,7 +33,7 @@ enum shca_tx {
 	SHCA_TX_LOST,		/* nothing answered: retry after a timeout */
 	SHCA_TX_REMOTE,		/* not in this host: for the wire */
 	SHCA_TX_PENDING,	/* sent: in the window until answered */
-	SHCA_TX_BLOCKED,	/* no room in the window yet: not sent */
+	SHCA_TX_BLOCKED,	/* not sent: the window or the net holds it */
 };
 
 /**
