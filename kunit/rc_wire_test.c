@@ -3060,9 +3060,11 @@ static void shca_rcw_win_one_cpu(struct kunit *test)
 }
 
 /*
- * UC is paced too, a message at a time: a WRITE of 64 packets leaves
- * whole and fills the netdev's queue, and the next WRITE waits until 48
- * of them are freed, then leaves whole, after them.  Both complete.
+ * UC is paced too: of a WRITE of 100 packets, 64 leave and fill the
+ * netdev's queue, and the WRITE does not complete; 47 of them taken leave
+ * 17 queued, and nothing follows; the 48th brings the count to 16, and
+ * the WRITE's other 36 leave, then the next WRITE, whole.  Each packet is
+ * its message's next, and both complete.
  */
 static void shca_rcw_uc_tx_queued(struct kunit *test)
 {
@@ -3074,24 +3076,49 @@ static void shca_rcw_uc_tx_queued(struct kunit *test)
 
 	o.type = IB_QPT_UC;
 	w = shca_rcw_setup(test, &o);
-	m[0] = shca_rcw_req_msg(test, IB_QPT_UC, true,
-				SHCA_WIRE_TX_QUEUED * SHCA_RCW_MTU);
+	m[0] = shca_rcw_req_msg(test, IB_QPT_UC, true, 100 * SHCA_RCW_MTU);
 	m[1] = shca_rcw_req_msg(test, IB_QPT_UC, true, 2 * SHCA_RCW_MTU + 5);
-	m[1].psn = shca_rcw_sq(SHCA_WIRE_TX_QUEUED);
+	m[1].psn = shca_rcw_sq(100);
 	shca_rcw_post(test, w, &m[0], 0x50);
 	shca_rcw_post(test, w, &m[1], 0x51);
 	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_QUEUED, 100),
 			SHCA_WIRE_TX_QUEUED);
+	KUNIT_EXPECT_TRUE(test, shca_dp_cq_empty(&w->dp, 0));
 	shca_rcw_expect_range(test, w, &m[0], 0, held, false);
 	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_RESUME + 1,
 						 100),
 			SHCA_WIRE_TX_RESUME + 1);
-	shca_rcw_expect_range(test, w, &m[0], held, SHCA_WIRE_TX_QUEUED, false);
+	shca_rcw_expect_range(test, w, &m[0], held, 100, false);
 	shca_rcw_expect_range(test, w, &m[1], 0, 3, false);
 	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x50, &wc), IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x51, &wc), IB_WC_SUCCESS);
 	shca_rcw_quiet(test, w);
 	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, 0, 0), 0);
+}
+
+/*
+ * A UC WRITE paused by the pacing (64 of its 100 packets queued) and its
+ * QP moved to ERR: the WRITE completes flushed, the 64 packets already
+ * queued leave, and not one of the other 36.
+ */
+static void shca_rcw_uc_paused_err(struct kunit *test)
+{
+	struct shca_dp_opts o = shca_dp_rc;
+	struct shca_rcw_msg m;
+	struct shca_rcw *w;
+	struct ib_wc wc;
+
+	o.type = IB_QPT_UC;
+	w = shca_rcw_setup(test, &o);
+	m = shca_rcw_req_msg(test, IB_QPT_UC, true, 100 * SHCA_RCW_MTU);
+	shca_rcw_post(test, w, &m, 0x52);
+	KUNIT_EXPECT_EQ(test, shca_rcw_tx_queued(w, SHCA_WIRE_TX_QUEUED, 100),
+			SHCA_WIRE_TX_QUEUED);
+	KUNIT_ASSERT_EQ(test, shca_dp_modify(w->dp.qp[0], IB_QPS_ERR), 0);
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x52, &wc),
+			IB_WC_WR_FLUSH_ERR);
+	shca_rcw_expect_range(test, w, &m, 0, SHCA_WIRE_TX_QUEUED, false);
+	shca_rcw_quiet(test, w);
 }
 
 /*
@@ -4096,6 +4123,7 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_resp_read_tx_queued),
 	KUNIT_CASE(shca_rcw_win_one_cpu),
 	KUNIT_CASE(shca_rcw_uc_tx_queued),
+	KUNIT_CASE(shca_rcw_uc_paused_err),
 	KUNIT_CASE(shca_rcw_uc_one_cpu),
 	KUNIT_CASE_PARAM(shca_rcw_answer_order, shca_rcw_order_gen_params),
 	KUNIT_CASE_PARAM(shca_rcw_rx_here, shca_rcw_here_gen_params),

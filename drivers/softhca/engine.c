@@ -483,7 +483,8 @@ static enum shca_tx shca_req_transport(struct shca_qp *qp,
 	msg.followed = msg.qp_type == IB_QPT_RC && shca_req_followed(qp);
 
 	tx = shca_req_send(qp, &msg);
-	if (tx == SHCA_TX_PENDING || tx == SHCA_TX_BLOCKED)
+	if (tx == SHCA_TX_PENDING || tx == SHCA_TX_BLOCKED ||
+	    tx == SHCA_TX_PAUSED)
 		goto out_release;
 	/* Unreliable services are not told what became of a message. */
 	if (tx != SHCA_TX_DONE && msg.qp_type != IB_QPT_RC) {
@@ -629,8 +630,8 @@ static void shca_req_complete(struct shca_qp *qp, const struct shca_swqe *w,
 
 /*
  * The next WQE of the send queue, after those in the window, copied out
- * of the ring when the engine first takes it (see struct shca_req); its
- * retry counts, unless it joins a window's.
+ * of the ring when the engine first takes it (see struct shca_req), its
+ * wire slot cleared; its retry counts, unless it joins a window's.
  */
 static struct shca_swqe *shca_req_take(struct shca_qp *qp)
 {
@@ -641,6 +642,7 @@ static struct shca_swqe *shca_req_take(struct shca_qp *qp)
 	if (req->held)
 		return w;
 	memcpy(w, shca_queue_entry(q, q->cons + req->taken), req->wqe_size);
+	*shca_req_ws(qp, req->taken) = (struct shca_wire_slot){};
 	if (!req->taken) {
 		req->rnr_left = READ_ONCE(qp->attr.rnr_retry);
 		req->retry_left = READ_ONCE(qp->attr.retry_cnt);
@@ -723,6 +725,9 @@ static enum shca_step shca_req_one(struct shca_qp *qp, u32 *bytes)
 		case SHCA_TX_BLOCKED:
 			/* Copied again when there is room: its counts too. */
 			qp->req.held = false;
+			return SHCA_STEP_BLOCKED;
+		case SHCA_TX_PAUSED:
+			/* Its rest goes from the same copy. */
 			return SHCA_STEP_BLOCKED;
 		case SHCA_TX_DONE:
 			break;

@@ -10,7 +10,10 @@
  * SHCA_WIRE_ACK_EVERY PSNs), not per message.  IBA leaves that to the
  * requester; Mellanox's drivers set their HCAs to ask at least every 256
  * packets (mlx4's ack_req_freq).  A READ's or atomic's request asks for
- * nothing: its responses answer it.  UC sends, and completes.
+ * nothing: its responses answer it.  UC sends, at the pace the layers
+ * below take its packets (shca_roce_tx_hold(): a message may pause
+ * between two of them, its WQE's copy kept), and completes once all of
+ * it has left.
  *
  * RC keeps a window of messages in flight: the engine's WQEs it took
  * and has not completed (shca_req_ws()), in PSN order.  A message
@@ -249,8 +252,7 @@ static int shca_req_data(struct shca_qp *qp, struct shca_wire_slot *ws,
 		return -EFAULT;
 	for (; i < ws->npsn; i++, off += pkt.paylen) {
 		pkt.psn = shca_psn_add(ws->first, i);
-		if (shca_psn_diff(pkt.psn, stop) >= 0 ||
-		    (transport == SHCA_TRANSPORT_RC && shca_roce_tx_hold(qp)))
+		if (shca_psn_diff(pkt.psn, stop) >= 0 || shca_roce_tx_hold(qp))
 			break;
 		pos = shca_pkt_pos(i, ws->npsn);
 		last = pos == SHCA_POS_LAST || pos == SHCA_POS_ONLY;
@@ -374,32 +376,53 @@ static bool shca_req_room(struct shca_qp *qp, const struct shca_msg *msg)
 	       !shca_roce_tx_hold(qp);
 }
 
+/*
+ * Sends what the layers below take of a UC message @ws, from where the
+ * last run paused.  Return: SHCA_TX_PAUSED while some of it is left, or
+ * SHCA_TX_DONE with @msg->status once all of it has left.
+ */
+static enum shca_tx shca_req_uc(struct shca_qp *qp, struct shca_wire_slot *ws,
+				struct shca_msg *msg)
+{
+	int n = shca_req_data(qp, ws, msg, ws->sent, shca_req_end(ws));
+
+	if (n < 0) {
+		msg->status = IB_WC_LOC_PROT_ERR;
+		return SHCA_TX_DONE;
+	}
+	ws->sent += n;
+	if (ws->sent < ws->npsn)
+		return SHCA_TX_PAUSED;
+	msg->status = IB_WC_SUCCESS;
+	return SHCA_TX_DONE;
+}
+
 /**
  * shca_roce_req_send() - send a new RC or UC message
  * @qp: the requester
- * @msg: the message, from the engine's copy of the WQE; an RC message's
- *	@msg->slot keeps its state in the window
+ * @msg: the message, from the engine's copy of the WQE; @msg->slot keeps
+ *	its state: an RC message's in the window, a UC message's while it
+ *	is sent
  *
  * Context: the engine.
- * Return: SHCA_TX_DONE with @msg->status (UC; RC when the local memory
- * went away), SHCA_TX_PENDING (sent: the message is in the window until
- * answered), or SHCA_TX_BLOCKED (not sent: the window has no room for it
+ * Return: SHCA_TX_DONE with @msg->status (UC once all of it left; RC
+ * when the local memory went away), SHCA_TX_PENDING (RC, sent: the
+ * message is in the window until answered), SHCA_TX_PAUSED (UC, sent in
+ * part: the engine calls again with its slot when the layers below have
+ * room), or SHCA_TX_BLOCKED (not sent: the window has no room for it
  * yet, or the layers below hold the QP, shca_roce_tx_hold()).
  */
 enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg)
 {
 	struct shca_wire_req *wr = &qp->roce->req;
-	struct shca_wire_slot *ws = msg->slot, uc = {};
-	int ret;
+	struct shca_wire_slot *ws = msg->slot;
+	bool uc = msg->qp_type == IB_QPT_UC;
 
-	if (msg->qp_type == IB_QPT_UC) {
-		/* No window: only the layers below hold it back. */
-		if (shca_roce_tx_hold(qp))
-			return SHCA_TX_BLOCKED;
-		ws = &uc;
-	} else if (!shca_req_room(qp, msg)) {
+	/* UC has no window: only the layers below hold it back. */
+	if (uc && ws->npsn)
+		return shca_req_uc(qp, ws, msg);
+	if (uc ? shca_roce_tx_hold(qp) : !shca_req_room(qp, msg))
 		return SHCA_TX_BLOCKED;
-	}
 	*ws = (struct shca_wire_slot){
 		.first = qp->req.psn,
 		.npsn = shca_msg_npsn(msg, shca_qp_pmtu(qp)),
@@ -407,12 +430,8 @@ enum shca_tx shca_roce_req_send(struct shca_qp *qp, struct shca_msg *msg)
 		.wr_opcode = msg->opcode,
 	};
 	qp->req.psn = shca_req_end(ws);
-	if (msg->qp_type == IB_QPT_UC) {
-		/* No ACKs to pace it: all of it, at once. */
-		ret = shca_req_data(qp, ws, msg, 0, qp->req.psn);
-		msg->status = ret < 0 ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
-		return SHCA_TX_DONE;
-	}
+	if (uc)
+		return shca_req_uc(qp, ws, msg);
 	if (!qp->req.taken) {
 		/* Everything before it was acknowledged. */
 		wr->una = ws->first;

@@ -18,9 +18,9 @@
  * count down to SHCA_WIRE_TX_RESUME runs its engine again.  So a window
  * or a READ's answer leaves at the pace the NIC takes it, not in one
  * burst that a full ring or socket (QEMU's user-space wire, say) drops
- * the end of.  A UC message leaves whole, once there is room: a burst is
- * at most one message past the limit.  Each packet holds its QP until
- * it is freed: a QP's destruction waits for its packets to leave.
+ * the end of.  A UC message pauses so between two packets, and completes
+ * once all of it has left.  Each packet holds its QP until it is freed:
+ * a QP's destruction waits for its packets to leave.
  *
  * One CPU.  The layers below keep a flow's packets in order only as each
  * CPU gave them: a veth hands a packet to the receive backlog of the CPU

@@ -34,6 +34,7 @@ enum shca_tx {
 	SHCA_TX_REMOTE,		/* not in this host: for the wire */
 	SHCA_TX_PENDING,	/* sent: in the window until answered */
 	SHCA_TX_BLOCKED,	/* not sent: the window or the net holds it */
+	SHCA_TX_PAUSED,		/* UC: sent in part; its copy is kept */
 };
 
 /**
@@ -107,11 +108,14 @@ static inline u32 shca_msg_npsn(const struct shca_msg *msg, u32 pmtu)
 }
 
 /**
- * struct shca_wire_slot - an RC message in the requester's window
+ * struct shca_wire_slot - an RC message in the requester's window, or the
+ *	UC message being sent
  * @first: its first PSN
- * @npsn: PSNs it takes (a READ: one per response packet)
+ * @npsn: PSNs it takes (a READ: one per response packet); 0 while none
+ *	is sent (the engine zeroes the slot when it takes the WQE)
  * @asked: a READ: its PSNs, from @first, that requests asked for so far
  * @len: its length in bytes
+ * @sent: UC: its packets sent so far
  * @wr_opcode: the WQE's opcode (enum ib_wr_opcode)
  * @answered: the answer came (or the requester gave up): @status is final
  * @status: with @answered, the completion's status
@@ -126,6 +130,7 @@ struct shca_wire_slot {
 	u32 npsn;
 	u32 asked;
 	u32 len;
+	u32 sent;
 	u8 wr_opcode;
 	bool answered;
 	u8 status;

@@ -344,16 +344,18 @@ bulk_case() {
 # UC streams over the veth arrive whole: UC has no ACKs to pace it and no
 # resends, so a packet the veth drops (its peer's backlog takes 1,000),
 # or one that another CPU's overtakes, loses its message for good.  The
-# requester keeps at most 64 packets and a message queued below, sent
-# from one CPU (docs/design.md, "One CPU while a QP's packets are
-# queued"): every packet must be handed to the veth (tx_packets, no
-# tx_errors) and arrive in sequence (rx_packets, no out_of_sequence).
-# Before that, 2,003 to 4,114 of the 64 KiB run's 64,000 got through.
+# requester keeps at most 64 packets queued below, pausing a message
+# between two packets if need be, sent from one CPU (docs/design.md, "One
+# CPU while a QP's packets are queued"): every packet must be handed to
+# the veth (tx_packets, no tx_errors) and arrive in sequence (rx_packets,
+# no out_of_sequence).  Before that, 2,003 to 4,114 of the 64 KiB run's
+# 64,000 got through.
 # NAME SIZE ITERS QPS, ITERS per QP.
 # shellcheck disable=SC2034 # each_case's
 uc_stream_tests=(
 	"uc_stream_64k 65536 1000 1"
 	"uc_stream_4k_q4 4096 5000 4"
+	"uc_stream_1m 1048576 100 1"
 )
 uc_stream_case() {
 	local name=$1 size=$2 iters=$3 qps=$4 result=nswire/$1 log why=
