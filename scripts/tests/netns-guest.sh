@@ -347,9 +347,11 @@ bulk_case() {
 # requester keeps at most 64 packets queued below, pausing a message
 # between two packets if need be, sent from one CPU (docs/design.md, "One
 # CPU while a QP's packets are queued"): every packet must be handed to
-# the veth (tx_packets, no tx_errors) and arrive in sequence (rx_packets,
-# no out_of_sequence).  Before that, 2,003 to 4,114 of the 64 KiB run's
-# 64,000 got through.
+# the veth (the client's packets sent, none refused) and arrive in
+# sequence (the server's packets received, softhca's out_of_sequence
+# unmoved; rdma_rxe counts no UC gap).  Before that, 2,003 to 4,114 of
+# the 64 KiB run's 64,000 got through.  Between the pair's devices
+# (set_pair), the client the requester.
 # NAME SIZE ITERS QPS, ITERS per QP.
 # shellcheck disable=SC2034 # each_case's
 uc_stream_tests=(
@@ -357,28 +359,46 @@ uc_stream_tests=(
 	"uc_stream_4k_q4 4096 5000 4"
 	"uc_stream_1m 1048576 100 1"
 )
+
+# received DEV: the packets DEV received, softhca's or rdma_rxe's.
+received() {
+	if [[ $1 == rxe* ]]; then counter "$1" rcvd_pkts; else counter "$1" rx_packets; fi
+}
+
+# refused DEV: the packets DEV's netdev refused, softhca's or rdma_rxe's.
+refused() {
+	if [[ $1 == rxe* ]]; then counter "$1" send_err; else counter "$1" tx_errors; fi
+}
+
+# out_of_seq DEV: the requests softhca's DEV took out of sequence; 0 for
+# rdma_rxe, which does not count them for UC.
+out_of_seq() {
+	if [[ $1 == rxe* ]]; then echo 0; else counter "$1" out_of_sequence; fi
+}
+
 uc_stream_case() {
-	local name=$1 size=$2 iters=$3 qps=$4 result=nswire/$1 log why=
-	local want pid c0 e0 r0 o0 c e r o
-	if [ -n "$interop_only" ]; then
+	local name=$1 size=$2 iters=$3 qps=$4 result=nswire/$pair$1 log why=
+	local in_srv=(ip netns exec "$srv_ns") in_cli=(ip netns exec "$cli_ns")
+	local want pid c0 e0 r0 o0 c e r o gaps
+	if [ -n "$interop_only" ] && [ -z "$pair" ]; then
 		skip "$result" "not in the interoperation run; netns.sh --brief runs it"
 		return
 	fi
-	log=$mydir/cases/$name
+	log=$mydir/cases/$pair$name
 	mkdir -p "${log%/*}"
 	echo "== $result"
 	want=$((iters * qps * ((size + 1023) / 1024)))
-	c0=$(counter shb tx_packets) e0=$(counter shb tx_errors)
-	r0=$(counter sha rx_packets) o0=$(counter sha out_of_sequence)
-	"${in_a[@]}" timeout "$run_timeout" ib_write_bw -c UC -d sha -x 1 \
-		-p 18516 -s "$size" -n "$iters" -q "$qps" >"$log.server" 2>&1 \
-		</dev/null &
+	c0=$(sent "$cli_dev") e0=$(refused "$cli_dev")
+	r0=$(received "$srv_dev") o0=$(out_of_seq "$srv_dev")
+	"${in_srv[@]}" timeout "$run_timeout" ib_write_bw -c UC -d "$srv_dev" \
+		-x 1 -p 18516 -s "$size" -n "$iters" -q "$qps" >"$log.server" \
+		2>&1 </dev/null &
 	pid=$!
 	port=18516
-	if wait_for 30 listening "${in_a[@]}"; then
-		"${in_b[@]}" timeout "$run_timeout" ib_write_bw -c UC -d shb \
-			-x 1 -p 18516 -s "$size" -n "$iters" -q "$qps" \
-			"$sha_addr" >"$log.client" 2>&1 </dev/null ||
+	if wait_for 30 listening "${in_srv[@]}"; then
+		"${in_cli[@]}" timeout "$run_timeout" ib_write_bw -c UC \
+			-d "$cli_dev" -x 1 -p 18516 -s "$size" -n "$iters" \
+			-q "$qps" "$server_addr" >"$log.client" 2>&1 </dev/null ||
 			why="client exit $?"
 		reap "$pid" "$log.server"
 	else
@@ -386,19 +406,20 @@ uc_stream_case() {
 		wait "$pid"
 		why="server not listening after 30 s"
 	fi
-	c=$(($(counter shb tx_packets) - c0)) e=$(($(counter shb tx_errors) - e0))
-	r=$(($(counter sha rx_packets) - r0)) o=$(($(counter sha out_of_sequence) - o0))
-	echo "$result: $(perftest_line "$log.client" | awk '{ print $4 " MiB/s" }'), shb sent $c packets of $want ($e tx_errors, $(counter shb tx_cpu_moves) CPU hand-overs so far), sha received $r ($o out of sequence)" |
+	c=$(($(sent "$cli_dev") - c0)) e=$(($(refused "$cli_dev") - e0))
+	r=$(($(received "$srv_dev") - r0)) o=$(($(out_of_seq "$srv_dev") - o0))
+	gaps="$o out of sequence"
+	[[ $srv_dev != rxe* ]] || gaps="rdma_rxe counts no UC gap"
+	echo "$result: $(perftest_line "$log.client" | awk '{ print $4 " MiB/s" }'), $cli_dev sent $c packets of $want ($e refused), $srv_dev received $r ($gaps)" |
 		figures
 	[ -n "$why" ] || [ "$c $e $r $o" = "$want 0 $want 0" ] ||
-		why="shb sent $c of $want packets ($e tx_errors); sha received $r ($o out of sequence)"
+		why="$cli_dev sent $c of $want packets ($e refused); $srv_dev received $r ($o out of sequence)"
 	if [ -n "$why" ]; then
 		sed "s/^/server: /" "$log.server"
 		sed "s/^/client: /" "$log.client"
 	fi
 	verdict "$result" "$why"
 }
-
 
 # Verbs between the pair's devices, each in turn the requester
 # (userspace/tests/peer-verbs, one process with a QP on each): ATOMIC
@@ -629,6 +650,7 @@ interop() {
 		run_cases
 		each_case bulk_tests bulk_case
 		peer_verbs_case
+		each_case uc_stream_tests uc_stream_case
 	done
 	vlan 8 10.79.0 18523
 	set_pair softhca

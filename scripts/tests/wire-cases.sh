@@ -28,6 +28,7 @@ wire_tests=(
 	"udaddy udaddy"
 	"rc_pingpong rc_pingpong"
 	"rc_pingpong6 rc_pingpong6"
+	"uc_pingpong uc_pingpong"
 	"write_bw write_bw"
 	"read_bw read_bw"
 	"atomic_bw atomic_bw"
@@ -59,11 +60,11 @@ wire_ulp_tests=(
 	"nvme_unplug nvme_unplug"
 )
 
-# One of each kind of traffic (UD, SEND, READ, atomics, completion
+# One of each kind of traffic (UD, SEND, UC, READ, atomics, completion
 # events, rdma_cm, multicast, retransmission, a kernel ULP through
 # rdma_cm and one without), for a brief run.
 # shellcheck disable=SC2034
-wire_brief_tests=" ud_pingpong rc_pingpong read_bw atomic_bw send_lat_event rping mckey rc_loss nvme smc "
+wire_brief_tests=" ud_pingpong rc_pingpong uc_pingpong read_bw atomic_bw send_lat_event rping mckey rc_loss nvme smc "
 
 # rdma_rxe executes an ACK in its completer and a request in its
 # responder, which can run in either order: the peer's next SEND can
@@ -166,9 +167,11 @@ side_cmd() {
 		port=18515
 		cmd=(ibv_ud_pingpong -g "$(pingpong_gid "$1")" -d "$2"
 			-p "$port" -n 200 -s 1024) ;;
-	rc_pingpong | rc_pingpong6)
+	rc_pingpong | rc_pingpong6 | uc_pingpong)
+		# UC has no resends: a lost packet loses its message, and
+		# both sides wait for ever (the wire here loses none).
 		port=18515
-		cmd=(ibv_rc_pingpong -g "$(pingpong_gid "$1")" -c -d "$2"
+		cmd=("ibv_${1%6}" -g "$(pingpong_gid "$1")" -c -d "$2"
 			-p "$port" -n 200 -s 4096) ;;
 	write_bw)
 		port=18516
