@@ -277,9 +277,10 @@ listening() {
 # side_verdict TEST LOG STATUS: a side's exit STATUS, corrected by what
 # its LOG shows (appended there), as the status of the side.
 #  - TEST*_pingpong6 must have exchanged over IPv6: both GIDs fe80::.
-#  - perftest calibrates its cycle counter against the clock at start; a
-#    starved vCPU can make that fail, and its figures come out "inf",
-#    exit 0.
+#  - perftest's latency tools calibrate their cycle counter against the
+#    clock after the traffic; a starved vCPU can make that fail, and
+#    their figures come out "inf", exit 0: a failure here, which the
+#    suites' report_lost (lib.sh) then tells from one of the device's.
 #  - mckey's server exits 0 once it has received every message, and says
 #    so; its client once it has posted them.
 side_verdict() {
