@@ -65,6 +65,22 @@ void shca_test_netdev_capture(struct net_device *ndev, bool on)
 		skb_queue_purge(&priv->sent);
 }
 
+/*
+ * Give @ndev scatter-gather (@on), or take it away, as ethtool's "sg"
+ * would: without it, the stack copies a packet's page fragments into a
+ * linear packet before @ndev sees it.
+ */
+void shca_test_netdev_sg(struct net_device *ndev, bool on)
+{
+	rtnl_lock();
+	if (on)
+		ndev->wanted_features |= NETIF_F_SG;
+	else
+		ndev->wanted_features &= ~NETIF_F_SG;
+	netdev_update_features(ndev);
+	rtnl_unlock();
+}
+
 /* The CPU the frame shca_test_netdev_sent() gave last was sent from. */
 int shca_test_netdev_sent_cpu(struct net_device *ndev)
 {

@@ -36,6 +36,7 @@ struct shca_fixture {
 struct net_device *shca_test_netdev_create(void);
 void shca_test_netdev_destroy(struct net_device *ndev);
 void shca_test_netdev_capture(struct net_device *ndev, bool on);
+void shca_test_netdev_sg(struct net_device *ndev, bool on);
 struct sk_buff *shca_test_netdev_sent(struct net_device *ndev,
 				      unsigned long timeout);
 int shca_test_netdev_sent_cpu(struct net_device *ndev);

@@ -514,6 +514,7 @@ bool shca_frame_sent(struct kunit *test, struct net_device *ndev,
 			return false;
 		f->len = skb->len;
 		f->nr_frags = skb_shinfo(skb)->nr_frags;
+		f->lent = skb_shinfo(skb)->flags & SKBFL_SHARED_FRAG;
 		f->buf = kunit_kmalloc(test, skb->len, GFP_KERNEL);
 		ret = f->buf ? skb_copy_bits(skb, 0, f->buf, f->len) : -ENOMEM;
 		kfree_skb(skb);

@@ -37,13 +37,17 @@ extern const u8 shca_frame_peer_mac[ETH_ALEN];
 extern const __be32 shca_frame_peer4;
 
 /*
- * A frame as the wire carries it, from its Ethernet header on, and the
- * page fragments its skb had (none in a frame the test built).
+ * A frame as the wire carries it, from its Ethernet header on, the page
+ * fragments its skb had (none in a frame the test built), and whether it
+ * was built with pages lent to it (SKBFL_SHARED_FRAG, which stays when
+ * the stack copies the fragments into a linear skb for a netdev without
+ * scatter-gather).
  */
 struct shca_frame {
 	u8 *buf;
 	unsigned int len;
-	unsigned int nr_frags;
+	u16 nr_frags;
+	bool lent;
 };
 
 static inline struct ethhdr *shca_frame_eth(const struct shca_frame *f)

@@ -158,8 +158,10 @@ static void shca_rcw_exit(struct kunit *test)
 		to_shca_dev(fx->ibdev)->adaptive_ack = false;
 	if (shca_rcw.storm)
 		kthread_stop(shca_rcw.storm);
-	if (shca_rcw.ndev)
+	if (shca_rcw.ndev) {
 		shca_test_netdev_capture(shca_rcw.ndev, false);
+		shca_test_netdev_sg(shca_rcw.ndev, true);
+	}
 	if (shca_rcw.mr)
 		KUNIT_EXPECT_EQ(test, ib_dereg_mr(shca_rcw.mr), 0);
 	shca_dp_teardown(&shca_rcw.dp);
@@ -1749,6 +1751,43 @@ static void shca_rcw_req_zcopy(struct kunit *test)
 	shca_rcw_quiet(test, w);
 	if (buf)
 		KUNIT_EXPECT_EQ(test, page_count(virt_to_page(buf)), 1);
+}
+
+/*
+ * Behind a netdev without scatter-gather, the same WRITE of page-allocator
+ * memory leaves as linear packets that softhca filled itself: no page of
+ * the buffer is lent to a packet (which the stack would then copy into a
+ * new linear one), and each payload is the buffer's bytes.
+ */
+static void shca_rcw_req_no_sg(struct kunit *test)
+{
+	u32 len = 3 * SHCA_RCW_ZC_MTU - 13, n, i;
+	struct shca_rcw_msg m = shca_rcw_req_msg(test, IB_QPT_RC, true, len);
+	struct shca_dp_opts o = shca_dp_rc;
+	struct shca_rcw *w;
+	struct shca_frame f;
+	struct ib_wc wc;
+	u8 *buf;
+
+	o.timeout = SHCA_RCW_SLOW;
+	w = shca_rcw_setup_mtu(test, &o, SHCA_RCW_ZC_MTU);
+	shca_test_netdev_sg(w->ndev, false);
+	buf = shca_rcw_buf(test, 3 * PAGE_SIZE);
+	KUNIT_ASSERT_FALSE(test, PageSlab(virt_to_page(buf)));
+	memcpy(buf + PAGE_SIZE - 300, m.data, len);
+	m.data = buf + PAGE_SIZE - 300;
+	shca_rcw_post(test, w, &m, 0x19);
+
+	n = shca_rcw_npkts(w, len);
+	for (i = 0; i < n; i++) {
+		shca_rcw_expect_pkt(test, w, &m, i, &f);
+		KUNIT_EXPECT_EQ(test, f.nr_frags, 0);
+		KUNIT_EXPECT_FALSE(test, f.lent);
+	}
+	shca_rcw_answer(test, w, SHCA_RCW_ACK, shca_rcw_sq(n - 1));
+	KUNIT_EXPECT_EQ(test, shca_rcw_wc(test, w, 0x19, &wc), IB_WC_SUCCESS);
+	shca_rcw_quiet(test, w);
+	KUNIT_EXPECT_EQ(test, page_count(virt_to_page(buf)), 1);
 }
 
 /* The retries a message without an answer gets: retry_cnt. */
@@ -4093,6 +4132,7 @@ static struct kunit_case shca_rcw_cases[] = {
 	KUNIT_CASE(shca_rcw_uc_gap),
 	KUNIT_CASE_PARAM(shca_rcw_req_send, shca_rcw_req_gen_params),
 	KUNIT_CASE_PARAM(shca_rcw_req_zcopy, shca_rcw_zc_gen_params),
+	KUNIT_CASE(shca_rcw_req_no_sg),
 	KUNIT_CASE_PARAM(shca_rcw_req_timeout, shca_rcw_retry_gen_params),
 	KUNIT_CASE(shca_rcw_adaptive_timeout),
 	KUNIT_CASE(shca_rcw_adaptive_retry_exc),

@@ -64,6 +64,18 @@ static inline bool shca_net_per_cpu_order(const struct net_device *ndev)
 }
 
 /*
+ * May @ndev's packets carry their payload in page fragments?  A netdev
+ * without scatter-gather (virtio-net without checksum offload, as behind
+ * QEMU's socket backend) has the stack copy each such packet into a new
+ * linear one before the driver sees it (validate_xmit_skb()), which
+ * costs more than copying the payload into the packet in the first place.
+ */
+static inline bool shca_net_sg(const struct net_device *ndev)
+{
+	return READ_ONCE(ndev->features) & NETIF_F_SG;
+}
+
+/*
  * A datagram that reached @dev's netdev, its data at the UDP header;
  * consumed.  Context: softirq.
  */

@@ -133,7 +133,8 @@ static int shca_roce_zcopy(struct sk_buff *skb, struct shca_sgl *src,
 /*
  * A packet for @pkt's headers and @pkt->paylen bytes of payload from
  * @src (which may be NULL with no payload), with room for the network
- * headers to @av in front; @zcopy: the payload may stay in @src's pages.
+ * headers to @av in front; @zcopy: the payload may stay in @src's pages
+ * (it does when it is large enough, and the netdev takes fragments).
  * Return: the packet, or an ERR_PTR(): -ENOMEM, or -EFAULT when @src's
  * memory went away (@src->bad).
  */
@@ -150,7 +151,8 @@ static struct sk_buff *shca_roce_packet(struct shca_dev *dev,
 	struct sk_buff *skb;
 	int ret = 0;
 
-	zcopy &= pkt->paylen >= SHCA_ROCE_ZCOPY_MIN && src->sge;
+	zcopy &= pkt->paylen >= SHCA_ROCE_ZCOPY_MIN && src->sge &&
+		 shca_net_sg(dev->ndev);
 	if (!zcopy)
 		linear += pkt->paylen + pad + SHCA_ICRC_LEN;
 	/* The engine may run for reclaim: no allocation that waits on it. */
