@@ -351,7 +351,13 @@ bulk_case() {
 # sequence (the server's packets received, softhca's out_of_sequence
 # unmoved; rdma_rxe counts no UC gap).  Before that, 2,003 to 4,114 of
 # the 64 KiB run's 64,000 got through.  Between the pair's devices
-# (set_pair), the client the requester.
+# (set_pair), the client the requester.  rdma_rxe as the requester paces
+# too, but sends from whichever CPU its task runs on, and over the veth
+# its packets from two CPUs overtake each other: softhca, the server,
+# then counts them out of sequence and drops their messages, as it
+# should (make check, 2026-12-07: 2,490 of 102,400 in uc_stream_1m on
+# 6.1; none in earlier runs).  So with rdma_rxe the client, every packet
+# must still arrive, and those out of sequence are reported, not failed.
 # NAME SIZE ITERS QPS, ITERS per QP.
 # shellcheck disable=SC2034 # each_case's
 uc_stream_tests=(
@@ -412,6 +418,7 @@ uc_stream_case() {
 	[[ $srv_dev != rxe* ]] || gaps="rdma_rxe counts no UC gap"
 	echo "$result: $(perftest_line "$log.client" | awk '{ print $4 " MiB/s" }'), $cli_dev sent $c packets of $want ($e refused), $srv_dev received $r ($gaps)" |
 		figures
+	[[ $cli_dev != rxe* ]] || o=0
 	[ -n "$why" ] || [ "$c $e $r $o" = "$want 0 $want 0" ] ||
 		why="$cli_dev sent $c of $want packets ($e refused); $srv_dev received $r ($o out of sequence)"
 	if [ -n "$why" ]; then
