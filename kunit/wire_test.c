@@ -21,6 +21,9 @@
 #include <kunit/test.h>
 #include <linux/bitfield.h>
 #include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/random.h>
+#include <linux/sizes.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
 
@@ -822,7 +825,12 @@ static struct sk_buff *shca_wire_skb(const struct shca_wire_vec *v,
 	return skb;
 }
 
-/* The skb entry agrees, wherever the head ends and the fragments start. */
+/*
+ * The skb entry agrees, wherever the head ends and the fragments start;
+ * so does each CRC-32 it may use: crc32_le() and the crypto API's crc32
+ * (crc32-pclmul on most x86 hosts, crc32-generic in the debug kernel),
+ * whichever of them shca_icrc_init() chose.
+ */
 static void shca_wire_icrc_skb(struct kunit *test)
 {
 	const struct shca_wire_vec *v = test->param_value;
@@ -840,6 +848,60 @@ static void shca_wire_icrc_skb(struct kunit *test)
 		KUNIT_EXPECT_EQ_MSG(test, shca_icrc_skb(skb, ETH_HLEN, v->len,
 							v->ipv6),
 				    v->icrc, "head %u", head);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    shca_icrc_skb_by(NULL, skb, ETH_HLEN,
+						     v->len, v->ipv6),
+				    v->icrc, "crc32_le, head %u", head);
+		if (shca_icrc_tfm)
+			KUNIT_EXPECT_EQ_MSG(test,
+					    shca_icrc_skb_by(shca_icrc_tfm, skb,
+							     ETH_HLEN, v->len,
+							     v->ipv6),
+					    v->icrc, "crypto API, head %u", head);
+		consume_skb(skb);
+	}
+}
+
+/*
+ * Over up to 4 KiB of random payload in page fragments of odd sizes, the
+ * two CRC-32s agree: the crypto API's takes its SIMD path past 64 bytes.
+ */
+static void shca_wire_icrc_crypto_long(struct kunit *test)
+{
+	unsigned int hlen = sizeof(struct iphdr) + sizeof(struct udphdr) +
+			    sizeof(struct shca_bth);
+	unsigned int len, off, n, i;
+	struct sk_buff *skb;
+	struct page *page;
+	u8 *src;
+
+	if (!shca_icrc_tfm)
+		kunit_skip(test, "the crypto API has no crc32");
+	src = kunit_kmalloc(test, hlen + SZ_4K + SHCA_ICRC_LEN, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	for (len = hlen + SHCA_ICRC_LEN; len <= hlen + SZ_4K + SHCA_ICRC_LEN;
+	     len += 251) {
+		get_random_bytes(src, len);
+		src[0] = 0x45;
+		skb = alloc_skb(hlen, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, skb);
+		skb_put_data(skb, src, hlen);
+		for (off = hlen, i = 0; off < len; off += n, i++) {
+			n = min(len - off, 1021U);
+			page = alloc_page(GFP_KERNEL);
+			if (!page)
+				consume_skb(skb);
+			KUNIT_ASSERT_NOT_NULL(test, page);
+			memcpy(page_address(page) + 3, src + off, n);
+			skb_add_rx_frag(skb, i, page, 3, n, PAGE_SIZE);
+		}
+		KUNIT_EXPECT_EQ_MSG(test,
+				    shca_icrc_skb_by(shca_icrc_tfm, skb, 0,
+						     len, false),
+				    shca_icrc_skb_by(NULL, skb, 0, len, false),
+				    "%u bytes", len);
+		KUNIT_EXPECT_EQ(test, shca_icrc_skb(skb, 0, len, false),
+				shca_icrc_skb_by(NULL, skb, 0, len, false));
 		consume_skb(skb);
 	}
 }
@@ -858,6 +920,7 @@ static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE_PARAM(shca_wire_vec_headers, shca_wire_vecs_gen_params),
 	KUNIT_CASE_PARAM(shca_wire_icrc_variant, shca_wire_vecs_gen_params),
 	KUNIT_CASE_PARAM(shca_wire_icrc_skb, shca_wire_vecs_gen_params),
+	KUNIT_CASE(shca_wire_icrc_crypto_long),
 	{}
 };
 

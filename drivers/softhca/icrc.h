@@ -18,7 +18,18 @@
 
 #include "wire.h"
 
+struct crypto_shash;
+
+void shca_icrc_init(void);
+void shca_icrc_exit(void);
 u32 shca_icrc_skb(struct sk_buff *skb, unsigned int l3_off,
 		  unsigned int len, bool ipv6);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/* Each CRC-32 on its own, for the tests that hold them to each other. */
+extern struct crypto_shash *shca_icrc_tfm;
+u32 shca_icrc_skb_by(struct crypto_shash *tfm, struct sk_buff *skb,
+		     unsigned int l3_off, unsigned int len, bool ipv6);
+#endif
 
 #endif /* SHCA_ICRC_H */

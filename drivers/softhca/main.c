@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "event.h"
 #include "fault.h"
+#include "icrc.h"
 #include "net.h"
 #include "roce.h"
 #include "verbs.h"
@@ -60,9 +61,10 @@ static int __init shca_init(void)
 {
 	int ret;
 
+	shca_icrc_init();
 	ret = shca_wq_init();
 	if (ret)
-		return ret;
+		goto err_exit_icrc;
 	ret = shca_engine_init();
 	if (ret)
 		goto err_destroy_wq;
@@ -84,6 +86,8 @@ err_destroy_engine:
 	shca_engine_destroy();
 err_destroy_wq:
 	shca_wq_destroy();
+err_exit_icrc:
+	shca_icrc_exit();
 	return ret;
 }
 
@@ -96,6 +100,7 @@ static void __exit shca_exit(void)
 	shca_fault_exit();
 	shca_engine_destroy();
 	shca_wq_destroy();
+	shca_icrc_exit();
 }
 
 module_init(shca_init);
