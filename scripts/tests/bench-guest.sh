@@ -289,7 +289,7 @@ load() {
 	case $1 in
 	softhca) insmod "$build/drivers/softhca/softhca.ko" ;;
 	base) insmod "$base_build/drivers/softhca/softhca.ko" && link=softhca ;;
-	rxe) modprobe rdma_rxe ;;
+	rxe) rxe_modprobe ;;
 	*) modprobe "$1" ;;
 	esac && rdma link add "${1}0" type "$link" netdev shv0 &&
 		wait_for 20 ready "${1}0"

@@ -193,8 +193,7 @@ dev_up() {
 	dev=$(dev_name "$1")
 	case $1 in
 	rxe)
-		unload softhca && modprobe crc32_generic &&
-			modprobe rdma_rxe ;;
+		unload softhca && rxe_modprobe ;;
 	softhca)
 		unload rdma_rxe &&
 			modprobe -a ib_uverbs udp_tunnel ip6_udp_tunnel &&
