@@ -12,10 +12,8 @@
  * PCLMULQDQ and an arch's own elsewhere.  Which is faster depends on the
  * CPU (and under QEMU's TCG, which emulates PCLMULQDQ, on the emulator),
  * so both are timed at load, as raid6 times its syndromes, and the faster
- * one is used.
+ * one is used, unless the icrc module parameter names one.
  */
-
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <crypto/hash.h>
 #include <linux/bug.h>
@@ -24,10 +22,11 @@
 #include <linux/ipv6.h>
 #include <linux/ktime.h>
 #include <linux/minmax.h>
-#include <linux/printk.h>
+#include <linux/moduleparam.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/sysfs.h>
 #include <linux/udp.h>
 #include <kunit/visibility.h>
 
@@ -244,38 +243,52 @@ static struct crypto_shash *shca_icrc_tfm_alloc(void)
 	return tfm;
 }
 
+/*
+ * Which CRC-32: "auto" times both at load; "crc32_le" or "crypto" (the
+ * crypto API's crc32, if it has one) forces one.  Read back, it names the
+ * one in use.
+ */
+static char icrc[CRYPTO_MAX_ALG_NAME] = "auto";
+module_param_string(icrc, icrc, sizeof(icrc), 0444);
+MODULE_PARM_DESC(icrc,
+		 "CRC-32 for the ICRC: auto (the faster, timed at load), crc32_le or crypto; reads back the one in use");
+
 /**
- * shca_icrc_init() - choose the faster CRC-32 for the ICRC
+ * shca_icrc_init() - choose the CRC-32 for the ICRC
  *
- * Times crc32_le() and the crypto API's crc32 (if it has one) over a
- * 1 KiB packet and says in the kernel log which one the ICRC will use.
- * Nothing here fails: crc32_le() is always there, and kept if there is no
- * memory to time the other.
+ * As the icrc parameter asks: by default, times crc32_le() and the
+ * crypto API's crc32 (if it has one) over a 1 KiB packet and keeps the
+ * faster.  The parameter then names the one in use.
  *
  * Context: process; at module load, before any packet.
+ * Return: 0, or -EINVAL for an icrc value other than those above.
  */
-void shca_icrc_init(void)
+int shca_icrc_init(void)
 {
+	bool by_auto = sysfs_streq(icrc, "auto");
 	u64 by_table, by_tfm;
 	u8 *buf;
 
-	shca_icrc_tfm = shca_icrc_tfm_alloc();
-	if (!shca_icrc_tfm) {
-		pr_info("ICRC by crc32_le: the crypto API has no crc32\n");
-		return;
+	if (!by_auto && !sysfs_streq(icrc, "crc32_le") &&
+	    !sysfs_streq(icrc, "crypto"))
+		return -EINVAL;
+	if (!sysfs_streq(icrc, "crc32_le"))
+		shca_icrc_tfm = shca_icrc_tfm_alloc();
+	shca_icrc_by_tfm = shca_icrc_tfm && !by_auto;
+	if (by_auto && shca_icrc_tfm) {
+		buf = kmalloc(SHCA_ICRC_TIME_LEN, GFP_KERNEL);
+		if (buf) {
+			get_random_bytes(buf, SHCA_ICRC_TIME_LEN);
+			by_table = shca_icrc_time(NULL, buf);
+			by_tfm = shca_icrc_time(shca_icrc_tfm, buf);
+			kfree(buf);
+			shca_icrc_by_tfm = by_tfm < by_table;
+		}
 	}
-	buf = kmalloc(SHCA_ICRC_TIME_LEN, GFP_KERNEL);
-	if (!buf)
-		return;
-	get_random_bytes(buf, SHCA_ICRC_TIME_LEN);
-	by_table = shca_icrc_time(NULL, buf);
-	by_tfm = shca_icrc_time(shca_icrc_tfm, buf);
-	kfree(buf);
-	shca_icrc_by_tfm = by_tfm < by_table;
-	pr_info("ICRC by %s: per 1 KiB packet, crc32_le %llu ns, %s %llu ns\n",
-		shca_icrc_by_tfm ? crypto_shash_driver_name(shca_icrc_tfm) :
-				   "crc32_le",
-		by_table, crypto_shash_driver_name(shca_icrc_tfm), by_tfm);
+	strscpy(icrc, shca_icrc_by_tfm ?
+		crypto_shash_driver_name(shca_icrc_tfm) : "crc32_le",
+		sizeof(icrc));
+	return 0;
 }
 
 /**

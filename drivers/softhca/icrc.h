@@ -20,7 +20,7 @@
 
 struct crypto_shash;
 
-void shca_icrc_init(void);
+int shca_icrc_init(void);
 void shca_icrc_exit(void);
 u32 shca_icrc_skb(struct sk_buff *skb, unsigned int l3_off,
 		  unsigned int len, bool ipv6);

@@ -61,7 +61,9 @@ static int __init shca_init(void)
 {
 	int ret;
 
-	shca_icrc_init();
+	ret = shca_icrc_init();
+	if (ret)
+		return ret;
 	ret = shca_wq_init();
 	if (ret)
 		goto err_exit_icrc;
