@@ -24,7 +24,7 @@ struct shca_cq_probe {
 	atomic_t comps;
 	atomic_t events;
 	enum ib_event_type event;
-	bool in_push;			/* a push is under way */
+	int push_cpu;			/* a push under way (its CPU), or -1 */
 	bool reentered;			/* the handler ran inside it */
 	bool handler_not_task;		/* the handler ran outside a task */
 	int handler_cpu;		/* where the handler last ran */
@@ -40,7 +40,12 @@ static void shca_cq_comp(struct ib_cq *cq, void *ctx)
 {
 	struct shca_cq_probe *p = ctx;
 
-	if (READ_ONCE(p->in_push))
+	/*
+	 * A push runs with preemption off (shca_run_in()'s contexts, an IPI):
+	 * a handler on its CPU while it is under way runs inside it, where
+	 * one on another CPU merely runs beside it.
+	 */
+	if (READ_ONCE(p->push_cpu) == raw_smp_processor_id())
 		p->reentered = true;
 	if (!in_task() || in_hardirq())
 		p->handler_not_task = true;
@@ -68,6 +73,7 @@ static struct shca_cq_probe *shca_cq_probe_vector(struct kunit *test,
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	init_waitqueue_head(&p->wait);
 	init_completion(&p->done);
+	p->push_cpu = -1;
 	p->cq = ib_create_cq(shca_cq_fx.ibdev, shca_cq_comp, shca_cq_event, p,
 			     &attr);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, p->cq);
@@ -210,9 +216,9 @@ static void shca_cq_push_fn(void *arg)
 {
 	struct shca_cq_probe *p = arg;
 
-	WRITE_ONCE(p->in_push, true);
+	WRITE_ONCE(p->push_cpu, raw_smp_processor_id());
 	p->ret = shca_cq_push(to_shca_cq(p->cq), &p->cqe, p->solicited);
-	WRITE_ONCE(p->in_push, false);
+	WRITE_ONCE(p->push_cpu, -1);
 }
 
 /*

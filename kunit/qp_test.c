@@ -32,7 +32,8 @@ struct shca_qp_env {
 	atomic_t comps;
 	atomic_t qp_events;
 	enum ib_event_type qp_event;
-	bool in_post;
+	/* A post under way (its CPU), or -1: see shca_qp_comp(). */
+	int post_cpu;
 	bool reentered;
 	wait_queue_head_t wait;
 	/* For the functions run in a context. */
@@ -48,7 +49,12 @@ static void shca_qp_comp(struct ib_cq *cq, void *ctx)
 {
 	struct shca_qp_env *env = ctx;
 
-	if (READ_ONCE(env->in_post))
+	/*
+	 * A post runs with preemption off (shca_run_in()'s contexts): a
+	 * handler on its CPU while it is under way runs inside it, where one
+	 * on another CPU merely runs beside it.
+	 */
+	if (READ_ONCE(env->post_cpu) == raw_smp_processor_id())
 		env->reentered = true;
 	atomic_inc(&env->comps);
 	wake_up(&env->wait);
@@ -78,6 +84,7 @@ static struct shca_qp_env *shca_env_new(struct kunit *test)
 	env->test = test;
 	init_waitqueue_head(&env->wait);
 	init_completion(&env->done);
+	env->post_cpu = -1;
 	env->pd = ib_alloc_pd(shca_qp_fx.ibdev, 0);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, env->pd);
 	env->cq = ib_create_cq(shca_qp_fx.ibdev, shca_qp_comp, NULL, env,
@@ -585,10 +592,10 @@ static void shca_post_err_fn(void *arg)
 {
 	struct shca_post_arg *a = arg;
 
-	WRITE_ONCE(a->env->in_post, true);
+	WRITE_ONCE(a->env->post_cpu, raw_smp_processor_id());
 	a->send_ret = ib_post_send(a->env->qp, &a->send, &a->env->bad_wr);
 	a->recv_ret = ib_post_recv(a->env->qp, &a->recv, &a->bad_recv);
-	WRITE_ONCE(a->env->in_post, false);
+	WRITE_ONCE(a->env->post_cpu, -1);
 }
 
 static int shca_poll_all(struct shca_qp_env *env, struct ib_wc *wc, int n)
