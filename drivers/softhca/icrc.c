@@ -50,6 +50,9 @@ static unsigned int shca_icrc_hdrs_len(u8 first, unsigned int len, bool ipv6)
 	return WARN_ON_ONCE(len < hlen + SHCA_ICRC_LEN) ? 0 : hlen;
 }
 
+/* 64 bits of ones, in the place of InfiniBand's local route header. */
+static const u8 shca_icrc_lrh[8] = { [0 ... 7] = 0xff };
+
 /* The crypto API's crc32, seeded with ones; NULL if it has none. */
 VISIBLE_IF_KUNIT struct crypto_shash *shca_icrc_tfm __ro_after_init;
 EXPORT_SYMBOL_IF_KUNIT(shca_icrc_tfm);
@@ -108,7 +111,6 @@ static u32 shca_crc_end(struct shca_crc *c)
 static void shca_icrc_hdrs(struct shca_crc *c, u8 *h, unsigned int hlen,
 			   bool ipv6)
 {
-	static const u8 lrh[8] = { [0 ... 7] = 0xff };
 	struct udphdr *udp = (void *)(h + hlen - sizeof(struct shca_bth) -
 				      sizeof(struct udphdr));
 	struct shca_bth *bth = (void *)(udp + 1);
@@ -126,7 +128,7 @@ static void shca_icrc_hdrs(struct shca_crc *c, u8 *h, unsigned int hlen,
 	}
 	memset(&udp->check, 0xff, sizeof(udp->check));
 	bth->qpn |= cpu_to_be32(SHCA_BTH_RESV8A);
-	shca_crc_add(c, lrh, sizeof(lrh));
+	shca_crc_add(c, shca_icrc_lrh, sizeof(shca_icrc_lrh));
 	shca_crc_add(c, h, hlen);
 }
 
@@ -202,7 +204,6 @@ EXPORT_SYMBOL_IF_KUNIT(shca_icrc_skb);
  */
 static u64 shca_icrc_time(struct crypto_shash *tfm, const u8 *buf)
 {
-	static const u8 lrh[8] = { [0 ... 7] = 0xff };
 	u64 best = U64_MAX, t;
 	struct shca_crc c;
 	unsigned int i, j;
@@ -211,7 +212,8 @@ static u64 shca_icrc_time(struct crypto_shash *tfm, const u8 *buf)
 		t = ktime_get_ns();
 		for (j = 0; j < 16; j++) {
 			shca_crc_start(&c, tfm);
-			shca_crc_add(&c, lrh, sizeof(lrh));
+			shca_crc_add(&c, shca_icrc_lrh,
+				     sizeof(shca_icrc_lrh));
 			shca_crc_add(&c, buf, SHCA_ICRC_TIME_HDRS);
 			shca_crc_add(&c, buf + SHCA_ICRC_TIME_HDRS,
 				     SHCA_ICRC_TIME_LEN - SHCA_ICRC_TIME_HDRS);
@@ -266,23 +268,23 @@ MODULE_PARM_DESC(icrc,
 int shca_icrc_init(void)
 {
 	bool by_auto = sysfs_streq(icrc, "auto");
-	u64 by_table, by_tfm;
+	bool by_table = sysfs_streq(icrc, "crc32_le");
+	u64 t_table, t_tfm;
 	u8 *buf;
 
-	if (!by_auto && !sysfs_streq(icrc, "crc32_le") &&
-	    !sysfs_streq(icrc, "crypto"))
+	if (!by_auto && !by_table && !sysfs_streq(icrc, "crypto"))
 		return -EINVAL;
-	if (!sysfs_streq(icrc, "crc32_le"))
+	if (!by_table)
 		shca_icrc_tfm = shca_icrc_tfm_alloc();
 	shca_icrc_by_tfm = shca_icrc_tfm && !by_auto;
 	if (by_auto && shca_icrc_tfm) {
 		buf = kmalloc(SHCA_ICRC_TIME_LEN, GFP_KERNEL);
 		if (buf) {
 			get_random_bytes(buf, SHCA_ICRC_TIME_LEN);
-			by_table = shca_icrc_time(NULL, buf);
-			by_tfm = shca_icrc_time(shca_icrc_tfm, buf);
+			t_table = shca_icrc_time(NULL, buf);
+			t_tfm = shca_icrc_time(shca_icrc_tfm, buf);
 			kfree(buf);
-			shca_icrc_by_tfm = by_tfm < by_table;
+			shca_icrc_by_tfm = t_tfm < t_table;
 		}
 	}
 	strscpy(icrc, shca_icrc_by_tfm ?
