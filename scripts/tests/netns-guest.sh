@@ -1097,8 +1097,41 @@ main() {
 	fi
 	if wait_for 10 eval "! grep -q '^softhca ' /proc/modules || rmmod softhca"; then
 		pass nswire/module-unload
+		icrc_param
 	else
 		fail nswire/module-unload "softhca still in use"
+	fi
+}
+
+# The icrc parameter: each value the module takes reads back as the CRC-32
+# it chose (crypto: the crypto API's driver, crc32-*), and any other value
+# fails the load.
+icrc_param() {
+	local v want got why=
+	for v in auto crc32_le crypto; do
+		case $v in
+		crypto) want='crc32-*' ;;
+		crc32_le) want=crc32_le ;;
+		*) want='crc32*' ;;
+		esac
+		if ! insmod "$ko" icrc=$v; then
+			why+="icrc=$v did not load; "
+			continue
+		fi
+		got=$(cat /sys/module/softhca/parameters/icrc)
+		echo "nswire/icrc-param: icrc=$v reads $got" | figures
+		# shellcheck disable=SC2053 # $want is a pattern
+		[[ $got == $want ]] || why+="icrc=$v read back $got; "
+		rmmod softhca || why+="icrc=$v: no unload; "
+	done
+	! insmod "$ko" icrc=bogus 2>/dev/null || {
+		why+="icrc=bogus loaded; "
+		rmmod softhca
+	}
+	if [ -z "$why" ]; then
+		pass nswire/icrc-param
+	else
+		fail nswire/icrc-param "${why%; }"
 	fi
 }
 
