@@ -74,6 +74,7 @@ known=(
 	"rxe/softhca nfs_loss $rxe_lossy"
 	"softhca/rxe nvme_remove_loss $rxe_lossy"
 	"rxe/softhca nvme_remove_loss $rxe_lossy"
+	"rxe/rxe mckey rdma_rxe gets few of mckey's sends out before their AH goes (mckey_partial), and its server waits for all; softhca/rxe takes what it sends"
 )
 # SMC-R on 6.1 finds the RDMA device of the route's netdev through the
 # device's get_netdev op (net/smc/smc_pnet.c, smc_ib.c), which rdma_rxe
@@ -339,6 +340,26 @@ round() {
 	echo "$role: ${cmd[*]}: exit $rc"
 }
 
+# mckey_rxe KEY DEV LOG: after a round of mckey from rdma_rxe (b) to
+# softhca (a): b tells a what its device sent; a's server, which waited
+# for every message, may have been ended for outliving the client, and if
+# so is judged by its device's counters (mckey_partial), which this
+# device's module, loaded for the case, began at 0.
+mckey_rxe() {
+	local v got drops
+	if [ "$role" = b ]; then
+		read -r v <"/sys/class/infiniband/$2/ports/1/hw_counters/sent_pkts"
+		post "$1.sent" "${v:-0}"
+		return
+	fi
+	await "$1.sent" || return
+	[ "$reply" -lt "$mckey_sends" ] && grep -qx "$lingered" "$3" || return
+	read -r got <"/sys/class/infiniband/$2/ports/1/hw_counters/rx_packets"
+	drops=$(dropped "$2")
+	mckey_partial "$reply" "$got" "$drops" >>"$3"
+	mine=$?
+}
+
 # The figures of a run: the pingpongs' rates, and perftest's result line
 # (the client's line after the column headings).
 record() {
@@ -418,6 +439,7 @@ run_case() {
 	peer_up=${reply:-gone}
 	if [ "$up" = 0 ] && [ "$peer_up" = 0 ]; then
 		round "$key.run" "$test" "$dev" "$log"
+		[ "$test $pair" != "mckey softhca/rxe" ] || mckey_rxe "$key" "$dev" "$log"
 		post "$key.run.done" "$mine"
 		await "$key.run.done"
 		theirs=${reply:-gone}
@@ -433,6 +455,10 @@ run_case() {
 	await "$key.down"
 	peer_down=${reply:-gone}
 	[ "$role" = a ] || return 0
+	if [ "$test $pair $mine" = "mckey softhca/rxe 2" ]; then
+		skip "wire/$result" "$(tail -n 1 "$log")"
+		return
+	fi
 	if [ "$up $peer_up" != "0 0" ]; then
 		why="device setup: a $up, b $peer_up"
 	elif [ "$mine $theirs" != "0 0" ]; then
