@@ -57,9 +57,13 @@ static_assert(sizeof(struct softhca_ctx_doorbell) == 64);
 
 /*
  * How long after a run the worker looks at the slots again while it polls
- * (shca_uctx_poll()).
+ * (shca_uctx_poll()): as long as the run took, from 50 us to 200 us.  A
+ * worker with no CPU of its own, whose runs are long, so leaves the
+ * poster (and its peer) at least as much time as it took; and its runs'
+ * fixed cost (the timer, the wakeup) is spread over more WQEs.
  */
 #define SHCA_UCTX_POLL_NS (50 * NSEC_PER_USEC)
+#define SHCA_UCTX_POLL_MAX_NS (200 * NSEC_PER_USEC)
 /* Runs in a row that took a WQE or two, after which polling stops. */
 #define SHCA_UCTX_POLL_MISSES 2
 /*
@@ -136,14 +140,14 @@ static bool shca_uctx_sleep(struct shca_ucontext *uc)
  * The worker polls a process that streams, whose doorbells asked for it
  * (shca_uctx_ring_later()): while it does, it leaves the word clear, so
  * that the process posts on without ringing, and a timer runs it again
- * SHCA_UCTX_POLL_NS after each run, to take what was posted meanwhile in
- * one run.  It stops after SHCA_UCTX_POLL_MISSES runs in a row that took
- * a WQE or two: the process no longer streams.
+ * after each run (at the pace SHCA_UCTX_POLL_NS describes), to take what
+ * was posted meanwhile in one run.  It stops after SHCA_UCTX_POLL_MISSES
+ * runs in a row that took a WQE or two: the process no longer streams.
  *
  * Context: the worker, under run_lock.
  * Return: true when the worker polls (and does not stop).
  */
-static bool shca_uctx_poll(struct shca_ucontext *uc, u32 taken)
+static bool shca_uctx_poll(struct shca_ucontext *uc, u32 taken, u64 run_ns)
 {
 	if (test_and_clear_bit(SHCA_UCTX_POLL_ASKED, &uc->flags)) {
 		uc->polling = true;
@@ -156,7 +160,9 @@ static bool shca_uctx_poll(struct shca_ucontext *uc, u32 taken)
 		uc->polling = false;
 		return false;
 	}
-	hrtimer_start(&uc->poll, ns_to_ktime(SHCA_UCTX_POLL_NS),
+	hrtimer_start(&uc->poll,
+		      ns_to_ktime(clamp_t(u64, run_ns, SHCA_UCTX_POLL_NS,
+					  SHCA_UCTX_POLL_MAX_NS)),
 		      HRTIMER_MODE_REL);
 	return true;
 }
@@ -174,6 +180,7 @@ static void shca_uctx_work(struct work_struct *work)
 {
 	struct shca_ucontext *uc = container_of(work, struct shca_ucontext,
 						work);
+	u64 start = ktime_get_ns();
 	u32 taken = 0, n;
 	bool more = true, polls;
 
@@ -182,7 +189,7 @@ static void shca_uctx_work(struct work_struct *work)
 		shca_uctx_pass(uc, &taken);
 		more = shca_uctx_marked(uc);
 	}
-	polls = !more && shca_uctx_poll(uc, taken);
+	polls = !more && shca_uctx_poll(uc, taken, ktime_get_ns() - start);
 	if (!more && !polls)
 		more = shca_uctx_sleep(uc);
 	trace_softhca_uctx_run(uc->ibuc.device, taken, polls);
