@@ -67,12 +67,6 @@ figures() {
 	cat >>"$mydir/nswire.log"
 }
 
-# counter DEV NAME: one of DEV's hardware counters.
-counter() {
-	local v
-	read -r v <"/sys/class/infiniband/$1/ports/1/hw_counters/$2" && echo "$v"
-}
-
 # sent DEV: the packets DEV sent, softhca's or rdma_rxe's.
 sent() {
 	if [[ $1 == rxe* ]]; then counter "$1" sent_pkts; else counter "$1" tx_packets; fi

@@ -270,6 +270,12 @@ mckey_partial() {
 	[ "$2" = "$1" ] && [ "$3" = 0 ]
 }
 
+# counter DEV NAME: one of DEV's hardware counters.
+counter() {
+	local v
+	read -r v <"/sys/class/infiniband/$1/ports/1/hw_counters/$2" && echo "$v"
+}
+
 # dropped DEV: the packets softhca's DEV dropped, for any reason.
 dropped() {
 	local f v n=0

@@ -346,17 +346,13 @@ round() {
 # so is judged by its device's counters (mckey_partial), which this
 # device's module, loaded for the case, began at 0.
 mckey_rxe() {
-	local v got drops
 	if [ "$role" = b ]; then
-		read -r v <"/sys/class/infiniband/$2/ports/1/hw_counters/sent_pkts"
-		post "$1.sent" "${v:-0}"
+		post "$1.sent" "$(counter "$2" sent_pkts || echo 0)"
 		return
 	fi
 	await "$1.sent" || return
 	[ "$reply" -lt "$mckey_sends" ] && grep -qx "$lingered" "$3" || return
-	read -r got <"/sys/class/infiniband/$2/ports/1/hw_counters/rx_packets"
-	drops=$(dropped "$2")
-	mckey_partial "$reply" "$got" "$drops" >>"$3"
+	mckey_partial "$reply" "$(counter "$2" rx_packets)" "$(dropped "$2")" >>"$3"
 	mine=$?
 }
 
